@@ -1,0 +1,68 @@
+/* algo.h: what an algorithm needs to run (transport, scratch, configuration) and
+ * the table of allreduce algorithms. Algorithms run on whatever thread calls them
+ * (the engine's background thread, or a benchmark calling them directly with its own
+ * context) and never allocate once their scratch has grown to the job's sizes. */
+#ifndef HV_ALGO_H
+#define HV_ALGO_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "hv.h"
+#include "transport.h"
+
+typedef struct hv__algo_ctx {
+  struct hv_comm *comm; /* for error details and config */
+  const hv__config_t *config;
+  hv__transport_t transport;
+  MPI_Comm mpi; /* for the MPI library's own collectives */
+  void *scratch;
+  size_t scratch_bytes;
+  size_t *seg_off; /* size + 1 entries: segment offsets, in elements */
+  hv__request_t *reqs; /* grow-only request array */
+  size_t reqs_cap;
+} hv__algo_ctx_t;
+
+hv_result_t hv__algo_ctx_init(hv__algo_ctx_t *ctx, struct hv_comm *comm, MPI_Comm mpi);
+void hv__algo_ctx_free(hv__algo_ctx_t *ctx);
+/* Grow-only scratch space of at least bytes. */
+hv_result_t hv__algo_scratch(hv__algo_ctx_t *ctx, size_t bytes, void **out);
+hv_result_t hv__algo_reqs(hv__algo_ctx_t *ctx, size_t n, hv__request_t **out);
+
+/* Ring phases over arbitrary (possibly uneven, possibly empty) segments: segment i is
+ * elements [off[i], off[i+1]) of buf. Reduce-scatter leaves rank r with segment r
+ * reduced over all ranks; allgather starts from rank r owning segment r and leaves
+ * every rank with all segments. */
+hv_result_t hv__ring_reduce_scatter(hv__algo_ctx_t *ctx, void *buf, const size_t *off,
+                                    hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__ring_allgather(hv__algo_ctx_t *ctx, void *buf, const size_t *off,
+                               size_t elem_size);
+/* Splits count elements into size near-equal segments (the first count % size get one
+ * more) into ctx->seg_off. */
+void hv__ring_even_segments(hv__algo_ctx_t *ctx, size_t count);
+
+typedef struct hv__allreduce_algo {
+  hv__algo_t id;
+  const char *name;
+  /* In-place allreduce of buf (count elements). AVERAGE is reduced as SUM: the caller
+   * divides while unpacking. */
+  hv_result_t (*run)(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+} hv__allreduce_algo_t;
+
+hv_result_t hv__allreduce_ring(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__allreduce_rd(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__allreduce_mpi(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+
+/* The algorithm for this size: forced by HV_ALLREDUCE_ALGO, else by the decision
+ * table (documented in allreduce_select.c). */
+const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__algo_t forced,
+                                                 size_t bytes);
+hv_result_t hv__allreduce_run(hv__algo_ctx_t *ctx, hv__algo_t forced, void *buf, size_t count,
+                              hv_dtype_t dtype, hv_op_t op, const char **algo_name);
+
+/* MPI datatype / op for a dtype, including user-defined ones for float16/bfloat16. */
+MPI_Datatype hv__mpi_datatype(hv_dtype_t dtype);
+MPI_Op hv__mpi_op(hv_dtype_t dtype, hv_op_t op);
+
+#endif

@@ -1,0 +1,51 @@
+/* algo_ctx.c: set-up of an algorithm context (transport, grow-only scratch and
+ * request arrays, segment table). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo.h"
+#include "hv_internal.h"
+
+hv_result_t hv__algo_ctx_init(hv__algo_ctx_t *ctx, hv_comm_t *comm, MPI_Comm mpi) {
+  memset(ctx, 0, sizeof *ctx);
+  ctx->comm = comm;
+  ctx->config = &comm->config;
+  ctx->mpi = mpi;
+  HV_CHECK(hv__transport_mpi_init(&ctx->transport, comm, mpi));
+  ctx->transport.impl = &ctx->mpi;
+  ctx->seg_off = calloc((size_t)comm->size + 1, sizeof *ctx->seg_off);
+  if (!ctx->seg_off) return hv__set_error(comm, HV_ERR_NO_MEMORY, "segment table");
+  return HV_SUCCESS;
+}
+
+void hv__algo_ctx_free(hv__algo_ctx_t *ctx) {
+  free(ctx->scratch);
+  free(ctx->seg_off);
+  free(ctx->reqs);
+  memset(ctx, 0, sizeof *ctx);
+}
+
+hv_result_t hv__algo_scratch(hv__algo_ctx_t *ctx, size_t bytes, void **out) {
+  if (bytes > ctx->scratch_bytes) {
+    void *p = malloc(bytes);
+    if (!p)
+      return hv__set_error(ctx->comm, HV_ERR_NO_MEMORY, "cannot allocate %zu bytes of algorithm scratch", bytes);
+    free(ctx->scratch);
+    ctx->scratch = p;
+    ctx->scratch_bytes = bytes;
+  }
+  *out = ctx->scratch;
+  return HV_SUCCESS;
+}
+
+hv_result_t hv__algo_reqs(hv__algo_ctx_t *ctx, size_t n, hv__request_t **out) {
+  if (n > ctx->reqs_cap) {
+    size_t cap = n < 64 ? 64 : n + n / 2;
+    hv__request_t *p = realloc(ctx->reqs, cap * sizeof *p);
+    if (!p) return hv__set_error(ctx->comm, HV_ERR_NO_MEMORY, "request array of %zu", cap);
+    ctx->reqs = p;
+    ctx->reqs_cap = cap;
+  }
+  *out = ctx->reqs;
+  return HV_SUCCESS;
+}

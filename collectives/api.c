@@ -1,0 +1,264 @@
+/* api.c: the collective calls of hv.h: argument checks (invalid arguments fail at the
+ * call, with the detail in hv_comm_last_error), request creation, the thread-safe
+ * queue, grouped submission and the blocking forms. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hv_internal.h"
+#include "reduce.h"
+
+/* Grouped submission is per thread: requests wait here until hv_group_end(). */
+static _Thread_local struct {
+  hv_comm_t *comm;
+  struct hv_handle *head, *tail;
+} group;
+
+static hv_result_t bad(hv_comm_t *comm, const char *name, const char *fmt, const char *what) {
+  return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "rank %d, tensor '%s': %s%s",
+                       comm ? comm->rank : -1, name ? name : "(null)", fmt, what ? what : "");
+}
+
+static hv_result_t check_common(hv_comm_t *comm, const char *name, hv_dtype_t dtype,
+                                hv_handle_t *handle) {
+  if (!comm) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "communicator is NULL (call hv_init first)");
+  if (!handle) return bad(comm, name, "the handle pointer is NULL", NULL);
+  if (!name || !*name) return bad(comm, name, "the tensor name is empty", NULL);
+  if (strlen(name) > 4096) return bad(comm, name, "the tensor name is longer than 4096 bytes", NULL);
+  if ((unsigned)dtype >= HV_NUM_DTYPES) return bad(comm, name, "unknown dtype", NULL);
+  return HV_SUCCESS;
+}
+
+static hv_result_t check_op(hv_comm_t *comm, const char *name, hv_dtype_t dtype, hv_op_t op) {
+  if ((unsigned)op >= HV_NUM_OPS) return bad(comm, name, "unknown reduction op", NULL);
+  if (op == HV_AVERAGE && !hv__dtype_is_float(dtype))
+    return bad(comm, name, "HV_AVERAGE needs a float dtype; use HV_SUM and divide, for ", hv_dtype_name(dtype));
+  return HV_SUCCESS;
+}
+
+static int overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
+  const char *x = a, *y = b;
+  return abytes && bbytes && x < y + bbytes && y < x + abytes;
+}
+
+static struct hv_handle *new_handle(hv_comm_t *comm, const char *name, hv__coll_t coll,
+                                    hv_dtype_t dtype, size_t count) {
+  struct hv_handle *h = calloc(1, sizeof *h);
+  if (!h || !(h->name = strdup(name))) {
+    free(h);
+    return NULL;
+  }
+  h->comm = comm;
+  memset(&h->meta, 0, sizeof h->meta);
+  h->meta.coll = (uint8_t)coll;
+  h->meta.dtype = (uint8_t)dtype;
+  h->meta.count = count;
+  h->meta.compression = HV_COMPRESSION_NONE;
+  h->prescale = h->postscale = 1.0;
+  h->cache_bit = -1;
+  h->t_submit = hv__now_us();
+  return h;
+}
+
+static hv_result_t submit(hv_comm_t *comm, struct hv_handle *h, hv_handle_t *out) {
+  if (!h) return hv__set_error(comm, HV_ERR_NO_MEMORY, "out of memory creating a request");
+  pthread_mutex_lock(&comm->mutex);
+  if (comm->engine_stopped || comm->shutdown_requested) {
+    hv_result_t rc = comm->async_error != HV_SUCCESS ? HV_ERR_ABORTED : HV_ERR_SHUT_DOWN;
+    pthread_mutex_unlock(&comm->mutex);
+    hv__set_error(comm, rc, "tensor '%s': the communicator is %s", h->name,
+                  rc == HV_ERR_ABORTED ? "aborted" : "shut down");
+    hv__handle_free(h);
+    return rc;
+  }
+  if (hv__map_get(&comm->names_in_flight, h->name)) {
+    pthread_mutex_unlock(&comm->mutex);
+    hv_result_t rc = bad(comm, h->name, "a request with this name is already pending on this rank; "
+                         "wait for it before submitting the name again", NULL);
+    hv__handle_free(h);
+    return rc;
+  }
+  if (hv__map_put(&comm->names_in_flight, h->name, h)) {
+    pthread_mutex_unlock(&comm->mutex);
+    hv__handle_free(h);
+    return hv__set_error(comm, HV_ERR_NO_MEMORY, "out of memory queueing a request");
+  }
+  if (group.comm == comm) {
+    if (group.tail) group.tail->next = h;
+    else group.head = h;
+    group.tail = h;
+  } else {
+    if (comm->queue_tail) comm->queue_tail->next = h;
+    else comm->queue_head = h;
+    comm->queue_tail = h;
+    pthread_cond_signal(&comm->queue_cv);
+  }
+  pthread_mutex_unlock(&comm->mutex);
+  *out = h;
+  return HV_SUCCESS;
+}
+
+hv_result_t hv_allreduce_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                               void *recvbuf, size_t count, hv_dtype_t dtype, hv_op_t op,
+                               const hv_allreduce_opts_t *opts, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  HV_CHECK(check_op(comm, name, dtype, op));
+  if (count && !recvbuf) return bad(comm, name, "recvbuf is NULL", NULL);
+  if (!sendbuf) sendbuf = recvbuf;
+  size_t bytes = count * hv_dtype_size(dtype);
+  if (sendbuf != recvbuf && overlap(sendbuf, bytes, recvbuf, bytes))
+    return bad(comm, name, "sendbuf and recvbuf overlap without being equal", NULL);
+  hv_allreduce_opts_t o = HV_ALLREDUCE_OPTS_INIT;
+  if (opts) o = *opts;
+  if ((o.prescale != 1.0 || o.postscale != 1.0) && !hv__dtype_is_float(dtype))
+    return bad(comm, name, "prescale/postscale need a float dtype, not ", hv_dtype_name(dtype));
+  if ((unsigned)o.compression > HV_COMPRESSION_BF16) return bad(comm, name, "unknown compression", NULL);
+  struct hv_handle *h = new_handle(comm, name, HV__COLL_ALLREDUCE, dtype, count);
+  if (h) {
+    h->meta.op = (uint8_t)op;
+    hv_compression_t c = o.compression == HV_COMPRESSION_DEFAULT ? comm->config.compression : o.compression;
+    h->meta.compression = (uint8_t)(dtype == HV_FLOAT32 ? c : HV_COMPRESSION_NONE);
+    h->sendbuf = sendbuf;
+    h->recvbuf = recvbuf;
+    h->prescale = o.prescale;
+    h->postscale = o.postscale;
+  }
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_allgather_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                               void *recvbuf, size_t count, hv_dtype_t dtype, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  if (count && (!sendbuf || !recvbuf)) return bad(comm, name, "sendbuf or recvbuf is NULL", NULL);
+  struct hv_handle *h = new_handle(comm, name, HV__COLL_ALLGATHER, dtype, count);
+  if (h) h->sendbuf = sendbuf, h->recvbuf = recvbuf;
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_allgatherv_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                                size_t sendcount, hv_dtype_t dtype, void *recvbuf,
+                                size_t recv_capacity, size_t *recvcounts, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  if (!recvcounts) return bad(comm, name, "recvcounts is NULL (it needs one entry per rank)", NULL);
+  if (sendcount && !sendbuf) return bad(comm, name, "sendbuf is NULL", NULL);
+  if (recv_capacity && !recvbuf) return bad(comm, name, "recvbuf is NULL", NULL);
+  struct hv_handle *h = new_handle(comm, name, HV__COLL_ALLGATHERV, dtype, sendcount);
+  if (h) {
+    h->sendbuf = sendbuf;
+    h->recvbuf = recvbuf;
+    h->recv_capacity = recv_capacity;
+    h->recvcounts = recvcounts;
+  }
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_broadcast_async(hv_comm_t *comm, const char *name, void *buf, size_t count,
+                               hv_dtype_t dtype, int root, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  if (count && !buf) return bad(comm, name, "buf is NULL", NULL);
+  if (root < 0 || root >= comm->size) {
+    char what[64];
+    snprintf(what, sizeof what, "%d (ranks are 0..%d)", root, comm->size - 1);
+    return bad(comm, name, "root out of range: ", what);
+  }
+  struct hv_handle *h = new_handle(comm, name, HV__COLL_BROADCAST, dtype, count);
+  if (h) h->sendbuf = h->recvbuf = buf, h->meta.root = root;
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_reducescatter_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                                   void *recvbuf, size_t recvcount, hv_dtype_t dtype, hv_op_t op,
+                                   hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  HV_CHECK(check_op(comm, name, dtype, op));
+  if (recvcount && (!sendbuf || !recvbuf)) return bad(comm, name, "sendbuf or recvbuf is NULL", NULL);
+  size_t es = hv_dtype_size(dtype);
+  if (overlap(sendbuf, recvcount * (size_t)comm->size * es, recvbuf, recvcount * es))
+    return bad(comm, name, "reducescatter is out-of-place only: sendbuf and recvbuf overlap", NULL);
+  struct hv_handle *h = new_handle(comm, name, HV__COLL_REDUCESCATTER, dtype, recvcount);
+  if (h) h->sendbuf = sendbuf, h->recvbuf = recvbuf, h->meta.op = (uint8_t)op;
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_alltoall_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                              void *recvbuf, size_t count, hv_dtype_t dtype, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  if (count && (!sendbuf || !recvbuf)) return bad(comm, name, "sendbuf or recvbuf is NULL", NULL);
+  size_t bytes = count * (size_t)comm->size * hv_dtype_size(dtype);
+  if (overlap(sendbuf, bytes, recvbuf, bytes))
+    return bad(comm, name, "alltoall is out-of-place only: sendbuf and recvbuf overlap", NULL);
+  struct hv_handle *h = new_handle(comm, name, HV__COLL_ALLTOALL, dtype, count);
+  if (h) h->sendbuf = sendbuf, h->recvbuf = recvbuf;
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_barrier_async(hv_comm_t *comm, hv_handle_t *handle) {
+  if (!comm) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "communicator is NULL");
+  if (!handle) return bad(comm, "barrier", "the handle pointer is NULL", NULL);
+  pthread_mutex_lock(&comm->mutex);
+  uint64_t seq = comm->barrier_seq++;
+  pthread_mutex_unlock(&comm->mutex);
+  char name[48];
+  snprintf(name, sizeof name, "hv.barrier.%llu", (unsigned long long)seq);
+  return submit(comm, new_handle(comm, name, HV__COLL_BARRIER, HV_UINT8, 0), handle);
+}
+
+hv_result_t hv_group_start(hv_comm_t *comm) {
+  if (!comm) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "communicator is NULL");
+  if (group.comm)
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_group_start: a group is already open on this thread");
+  group.comm = comm;
+  group.head = group.tail = NULL;
+  return HV_SUCCESS;
+}
+
+hv_result_t hv_group_end(hv_comm_t *comm) {
+  if (!comm || group.comm != comm)
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_group_end without hv_group_start on this thread");
+  pthread_mutex_lock(&comm->mutex);
+  if (group.head) {
+    if (comm->queue_tail) comm->queue_tail->next = group.head;
+    else comm->queue_head = group.head;
+    comm->queue_tail = group.tail;
+    pthread_cond_signal(&comm->queue_cv);
+  }
+  pthread_mutex_unlock(&comm->mutex);
+  group.comm = NULL;
+  group.head = group.tail = NULL;
+  return HV_SUCCESS;
+}
+
+/* ---- blocking forms ---- */
+
+#define SUBMIT_AND_WAIT(call) \
+  do {                        \
+    hv_handle_t h_;           \
+    HV_CHECK(call);           \
+    return hv_wait(h_);       \
+  } while (0)
+
+hv_result_t hv_allreduce(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf,
+                         size_t count, hv_dtype_t dtype, hv_op_t op, const hv_allreduce_opts_t *opts) {
+  SUBMIT_AND_WAIT(hv_allreduce_async(comm, name, sendbuf, recvbuf, count, dtype, op, opts, &h_));
+}
+hv_result_t hv_allgather(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf,
+                         size_t count, hv_dtype_t dtype) {
+  SUBMIT_AND_WAIT(hv_allgather_async(comm, name, sendbuf, recvbuf, count, dtype, &h_));
+}
+hv_result_t hv_allgatherv(hv_comm_t *comm, const char *name, const void *sendbuf, size_t sendcount,
+                          hv_dtype_t dtype, void *recvbuf, size_t recv_capacity, size_t *recvcounts) {
+  SUBMIT_AND_WAIT(hv_allgatherv_async(comm, name, sendbuf, sendcount, dtype, recvbuf, recv_capacity,
+                                      recvcounts, &h_));
+}
+hv_result_t hv_broadcast(hv_comm_t *comm, const char *name, void *buf, size_t count, hv_dtype_t dtype,
+                         int root) {
+  SUBMIT_AND_WAIT(hv_broadcast_async(comm, name, buf, count, dtype, root, &h_));
+}
+hv_result_t hv_reducescatter(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf,
+                             size_t recvcount, hv_dtype_t dtype, hv_op_t op) {
+  SUBMIT_AND_WAIT(hv_reducescatter_async(comm, name, sendbuf, recvbuf, recvcount, dtype, op, &h_));
+}
+hv_result_t hv_alltoall(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf,
+                        size_t count, hv_dtype_t dtype) {
+  SUBMIT_AND_WAIT(hv_alltoall_async(comm, name, sendbuf, recvbuf, count, dtype, &h_));
+}
+hv_result_t hv_barrier(hv_comm_t *comm) { SUBMIT_AND_WAIT(hv_barrier_async(comm, &h_)); }

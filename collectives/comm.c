@@ -1,0 +1,204 @@
+/* comm.c: communicator lifecycle: hv_init (initialising MPI when the program has
+ * not), hv_init_from_mpi (duplicating the caller's communicator), node membership
+ * (local and cross communicators), the background engine, and hv_shutdown. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hv_internal.h"
+#include "hv_mpi.h"
+#include "timeline.h"
+
+static int hv_started_mpi; /* hv_init initialised MPI: the last hv_shutdown finalises it */
+static int hv_live_comms;
+static pthread_mutex_t lifecycle_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void comm_destroy(hv_comm_t *comm) {
+  hv__timeline_close(comm->timeline);
+  hv__coordinator_destroy(comm);
+  hv__cache_free(&comm->cache);
+  hv__algo_ctx_free(&comm->algo);
+  hv__algo_ctx_free(&comm->bench_algo);
+  hv__map_free(&comm->pending);
+  hv__map_free(&comm->names_in_flight);
+  free(comm->pending_list);
+  free(comm->exec);
+  free(comm->vec);
+  free(comm->vec_out);
+  free(comm->misses.data);
+  free(comm->response.data);
+  free(comm->fusion_buf);
+  if (comm->local != MPI_COMM_NULL) MPI_Comm_free(&comm->local);
+  if (comm->cross != MPI_COMM_NULL) MPI_Comm_free(&comm->cross);
+  if (comm->bench_mpi != MPI_COMM_NULL) MPI_Comm_free(&comm->bench_mpi);
+  if (comm->mpi != MPI_COMM_NULL) MPI_Comm_free(&comm->mpi);
+  pthread_mutex_destroy(&comm->mutex);
+  pthread_cond_destroy(&comm->queue_cv);
+  pthread_cond_destroy(&comm->done_cv);
+  free(comm);
+}
+
+/* Node membership: ranks sharing memory form the local communicator. For tests that
+ * emulate several nodes on one machine, HV_RANKS_PER_NODE=k groups consecutive
+ * ranks k by k instead. */
+static hv_result_t split_nodes(hv_comm_t *comm) {
+  const char *k = getenv("HV_RANKS_PER_NODE");
+  if (k && *k) {
+    char *end;
+    long per = strtol(k, &end, 10);
+    if (*end || per < 1)
+      return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT,
+                           "HV_RANKS_PER_NODE='%s' is not valid: expected a positive number of ranks", k);
+    HV_MPI_CHECK(comm, MPI_Comm_split(comm->mpi, (int)(comm->rank / per), comm->rank, &comm->local));
+  } else {
+    HV_MPI_CHECK(comm, MPI_Comm_split_type(comm->mpi, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL,
+                                           &comm->local));
+  }
+  MPI_Comm_rank(comm->local, &comm->local_rank);
+  MPI_Comm_size(comm->local, &comm->local_size);
+  HV_MPI_CHECK(comm, MPI_Comm_split(comm->mpi, comm->local_rank, comm->rank, &comm->cross));
+  MPI_Comm_rank(comm->cross, &comm->cross_rank);
+  MPI_Comm_size(comm->cross, &comm->cross_size);
+  return HV_SUCCESS;
+}
+
+static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
+  hv_comm_t *comm = calloc(1, sizeof *comm);
+  if (!comm) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
+  comm->mpi = comm->local = comm->cross = comm->bench_mpi = MPI_COMM_NULL;
+  pthread_mutex_init(&comm->mutex, NULL);
+  pthread_cond_init(&comm->queue_cv, NULL);
+  pthread_cond_init(&comm->done_cv, NULL);
+  char err[512];
+  hv_result_t rc = hv__config_load(&comm->config, err, sizeof err);
+  if (rc != HV_SUCCESS) {
+    /* Every rank reads the same environment, so every rank fails here alike. */
+    comm_destroy(comm);
+    return hv__set_error(NULL, rc, "%s", err);
+  }
+  hv__log_level = comm->config.log_level;
+  if (MPI_Comm_dup(user, &comm->mpi) != MPI_SUCCESS || MPI_Comm_dup(user, &comm->bench_mpi) != MPI_SUCCESS) {
+    comm_destroy(comm);
+    return hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_dup failed");
+  }
+  /* hv reports errors itself: MPI must return codes on our communicators, not abort. */
+  MPI_Comm_set_errhandler(comm->mpi, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(comm->bench_mpi, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm->mpi, &comm->rank);
+  MPI_Comm_size(comm->mpi, &comm->size);
+  if (hv__log_rank < 0) hv__log_rank = comm->rank;
+  if ((rc = split_nodes(comm)) != HV_SUCCESS ||
+      (rc = hv__algo_ctx_init(&comm->algo, comm, comm->mpi)) != HV_SUCCESS ||
+      (rc = hv__algo_ctx_init(&comm->bench_algo, comm, comm->bench_mpi)) != HV_SUCCESS)
+    goto fail;
+  if (hv__cache_init(&comm->cache, comm->config.cache_capacity, comm->size)) goto oom;
+  size_t words = 2 * ((comm->config.cache_capacity + 63) / 64) + 1;
+  comm->vec = calloc(words, sizeof(uint64_t));
+  comm->vec_out = calloc(words, sizeof(uint64_t));
+  if (!comm->vec || !comm->vec_out) goto oom;
+  comm->vec_words = words;
+  if (comm->rank == 0 && (rc = hv__coordinator_create(comm)) != HV_SUCCESS) goto fail;
+  if (comm->config.timeline_path[0]) {
+    comm->timeline = hv__timeline_open(comm->config.timeline_path, comm->rank, err, sizeof err);
+    if (!comm->timeline) {
+      rc = hv__set_error(NULL, HV_ERR_SYSTEM, "%s", err);
+      goto fail;
+    }
+  }
+  if ((rc = hv__engine_start(comm)) != HV_SUCCESS) goto fail;
+  HV_LOG(HV__LOG_INFO, "communicator of %d ranks (%d on this node, %d nodes), algo=%s, fusion=%zu bytes",
+         comm->size, comm->local_size, comm->cross_size, hv__algo_name(comm->config.allreduce_algo),
+         comm->config.fusion_threshold);
+  *out = comm;
+  return HV_SUCCESS;
+oom:
+  rc = hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
+fail:
+  if (comm->last_error[0]) hv__set_error(NULL, rc, "%s", comm->last_error);
+  comm_destroy(comm);
+  return rc;
+}
+
+hv_result_t hv_init_from_mpi(MPI_Comm mpi_comm, hv_comm_t **comm) {
+  if (!comm) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_init_from_mpi: comm is NULL");
+  *comm = NULL;
+  int inited = 0, finalized = 0;
+  MPI_Initialized(&inited);
+  MPI_Finalized(&finalized);
+  if (!inited || finalized)
+    return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_init_from_mpi: MPI is not initialised (call MPI_Init_thread first, or use hv_init)");
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_SERIALIZED)
+    return hv__set_error(NULL, HV_ERR_UNSUPPORTED,
+                         "MPI was initialised with thread level %d; hv's background thread needs at least "
+                         "MPI_THREAD_SERIALIZED (MPI_THREAD_MULTIPLE recommended)", provided);
+  hv_result_t rc = comm_create(mpi_comm, comm);
+  if (rc == HV_SUCCESS) {
+    pthread_mutex_lock(&lifecycle_mutex);
+    hv_live_comms++;
+    pthread_mutex_unlock(&lifecycle_mutex);
+  }
+  return rc;
+}
+
+hv_result_t hv_init(int *argc, char ***argv, hv_comm_t **comm) {
+  if (!comm) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_init: comm is NULL");
+  *comm = NULL;
+  int inited = 0;
+  MPI_Initialized(&inited);
+  if (!inited) {
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+      return hv__set_error(NULL, HV_ERR_MPI, "MPI_Init_thread failed: is this an Open MPI launch (mpirun, srun --mpi=pmix, hvrun)?");
+    /* hv, not MPI, reports errors: return codes instead of aborting the job. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    pthread_mutex_lock(&lifecycle_mutex);
+    hv_started_mpi = 1;
+    pthread_mutex_unlock(&lifecycle_mutex);
+  }
+  hv_result_t rc = hv_init_from_mpi(MPI_COMM_WORLD, comm);
+  if (rc != HV_SUCCESS && !inited) {
+    pthread_mutex_lock(&lifecycle_mutex);
+    if (hv_live_comms == 0 && hv_started_mpi) {
+      hv_started_mpi = 0;
+      MPI_Finalize();
+    }
+    pthread_mutex_unlock(&lifecycle_mutex);
+  }
+  return rc;
+}
+
+hv_result_t hv_shutdown(hv_comm_t *comm) {
+  if (!comm) return HV_SUCCESS;
+  hv__engine_stop(comm);
+  hv_result_t rc = comm->async_error;
+  comm_destroy(comm);
+  pthread_mutex_lock(&lifecycle_mutex);
+  int finalize = --hv_live_comms == 0 && hv_started_mpi;
+  if (finalize) hv_started_mpi = 0;
+  pthread_mutex_unlock(&lifecycle_mutex);
+  if (finalize) MPI_Finalize();
+  return rc == HV_SUCCESS ? HV_SUCCESS : rc;
+}
+
+#define GETTER(fn, field)                                                        \
+  hv_result_t fn(const hv_comm_t *comm, int *out) {                              \
+    if (!comm || !out) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, #fn ": NULL argument"); \
+    *out = comm->field;                                                          \
+    return HV_SUCCESS;                                                           \
+  }
+GETTER(hv_comm_rank, rank)
+GETTER(hv_comm_size, size)
+GETTER(hv_comm_local_rank, local_rank)
+GETTER(hv_comm_local_size, local_size)
+GETTER(hv_comm_cross_rank, cross_rank)
+GETTER(hv_comm_cross_size, cross_size)
+
+hv_result_t hv_comm_get_async_error(const hv_comm_t *comm, hv_result_t *async_error) {
+  if (!comm || !async_error) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_comm_get_async_error: NULL argument");
+  hv_comm_t *c = (hv_comm_t *)comm;
+  pthread_mutex_lock(&c->mutex);
+  *async_error = c->async_error;
+  pthread_mutex_unlock(&c->mutex);
+  return HV_SUCCESS;
+}

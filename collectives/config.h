@@ -1,0 +1,41 @@
+/* config.h: the engine's knobs, read once from HV_* environment variables at
+ * communicator creation. Every variable is listed in the README's table. */
+#ifndef HV_CONFIG_INTERNAL_H
+#define HV_CONFIG_INTERNAL_H
+
+#include <stddef.h>
+
+#include "hv.h"
+
+typedef enum {
+  HV__ALGO_AUTO = 0,
+  HV__ALGO_RING = 1,
+  HV__ALGO_RD = 2,
+  HV__ALGO_MPI = 3,
+  HV__NUM_ALGOS = 4
+} hv__algo_t;
+
+typedef struct hv__config {
+  size_t fusion_threshold;      /* HV_FUSION_THRESHOLD, bytes */
+  double cycle_time_ms;         /* HV_CYCLE_TIME */
+  hv__algo_t allreduce_algo;    /* HV_ALLREDUCE_ALGO */
+  size_t small_allreduce_bytes; /* HV_SMALL_ALLREDUCE_BYTES: auto uses rd at or below */
+  size_t ring_chunk_bytes;      /* HV_RING_CHUNK_BYTES */
+  size_t cache_capacity;        /* HV_CACHE_CAPACITY, 0 disables the response cache */
+  double stall_check_s;         /* HV_STALL_CHECK_TIME, 0 disables */
+  double stall_shutdown_s;      /* HV_STALL_SHUTDOWN_TIME, 0 disables */
+  hv_compression_t compression; /* HV_COMPRESSION */
+  char timeline_path[512];      /* HV_TIMELINE, "" when off */
+  int log_level;                /* HV_LOG_LEVEL */
+} hv__config_t;
+
+/* Fills config from the environment; on a malformed value writes a message naming the
+ * variable and the accepted forms into err and returns HV_ERR_INVALID_ARGUMENT. */
+hv_result_t hv__config_load(hv__config_t *config, char *err, size_t errlen);
+
+/* Parses "64M", "4K", "1G", "1048576" (binary units). Returns 0 on success. */
+int hv__parse_size(const char *text, size_t *out);
+
+const char *hv__algo_name(hv__algo_t algo);
+
+#endif

@@ -1,0 +1,107 @@
+/* engine.c: the background thread of a communicator. It alternates negotiation
+ * rounds (engine_negotiate.c) and execution (engine_execute.c), in lockstep with the
+ * other ranks' threads.
+ *
+ * Pacing, so an idle engine sleeps instead of spinning:
+ *  - work arrived (or the last round did something): the next round starts at once;
+ *  - requests pending but the last round found nothing ready (peers are behind):
+ *    wait for a new submission or a short delay growing from 20 us to HV_CYCLE_TIME,
+ *    which is also the window in which later submissions join the same round;
+ *  - nothing pending: sleep until a submission, or a delay growing from HV_CYCLE_TIME
+ *    to 100 ms, then join a round anyway: peers may need this rank for a stall
+ *    report or a shutdown, and an idle job then costs about ten tiny allreduces a
+ *    second.
+ * A submission signals queue_cv, so a sleeping engine wakes within microseconds. */
+#include <errno.h>
+#include <string.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "hv_internal.h"
+
+#define IDLE_WAIT_MAX_MS 100.0
+#define UNPRODUCTIVE_WAIT_MIN_MS 0.02
+
+static void timed_wait(hv_comm_t *comm, double ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  long ns = (long)(ms * 1e6);
+  ts.tv_sec += ns / 1000000000L;
+  ts.tv_nsec += ns % 1000000000L;
+  if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+  pthread_cond_timedwait(&comm->queue_cv, &comm->mutex, &ts);
+}
+
+static void *engine_main(void *arg) {
+  hv_comm_t *comm = arg;
+  double cycle = comm->config.cycle_time_ms > 0 ? comm->config.cycle_time_ms : 0.001;
+  double idle_ms = cycle, unproductive_ms = UNPRODUCTIVE_WAIT_MIN_MS;
+  int last_productive = 1;
+  hv_result_t failure = HV_SUCCESS;
+  for (;;) {
+    pthread_mutex_lock(&comm->mutex);
+    int shutdown = comm->shutdown_requested;
+    if (!shutdown && !comm->queue_head) {
+      if (comm->pending_count == 0) {
+        timed_wait(comm, idle_ms);
+        idle_ms = idle_ms * 2 > IDLE_WAIT_MAX_MS ? IDLE_WAIT_MAX_MS : idle_ms * 2;
+      } else if (!last_productive) {
+        timed_wait(comm, unproductive_ms);
+        unproductive_ms = unproductive_ms * 2 > cycle ? cycle : unproductive_ms * 2;
+      }
+    }
+    if (comm->queue_head) idle_ms = cycle;
+    shutdown = comm->shutdown_requested;
+    pthread_mutex_unlock(&comm->mutex);
+
+    int agreed = 0, productive = 0;
+    hv_result_t rc = hv__negotiate_round(comm, shutdown, &agreed, &productive);
+    if (rc == HV_SUCCESS) rc = hv__execute_list(comm);
+    if (rc != HV_SUCCESS) {
+      failure = rc;
+      HV_LOG(HV__LOG_ERROR, "the engine stopped: %s (%s)", hv_strerror(rc), hv_comm_last_error(comm));
+      break;
+    }
+    last_productive = productive;
+    if (productive) unproductive_ms = UNPRODUCTIVE_WAIT_MIN_MS;
+    if (agreed) break;
+  }
+
+  /* Nothing more will run: fail whatever is still pending or queued. */
+  pthread_mutex_lock(&comm->mutex);
+  comm->engine_stopped = 1;
+  if (failure != HV_SUCCESS && comm->async_error == HV_SUCCESS) comm->async_error = failure;
+  struct hv_handle *queued = comm->queue_head;
+  comm->queue_head = comm->queue_tail = NULL;
+  pthread_mutex_unlock(&comm->mutex);
+  const char *why = failure != HV_SUCCESS ? "the engine failed before it ran"
+                                          : "hv_shutdown was called (on this or another rank) before it ran";
+  hv_result_t code = failure != HV_SUCCESS ? HV_ERR_ABORTED : HV_ERR_SHUT_DOWN;
+  for (size_t i = 0; i < comm->exec_count; i++)
+    hv__handle_complete(comm->exec[i].handle, code, hv__strdup_printf("tensor '%s': %s", comm->exec[i].handle->name, why));
+  comm->exec_count = 0;
+  hv__fail_all_pending(comm, code, why);
+  while (queued) {
+    struct hv_handle *next = queued->next;
+    hv__handle_complete(queued, code, hv__strdup_printf("tensor '%s': %s", queued->name, why));
+    queued = next;
+  }
+  return NULL;
+}
+
+hv_result_t hv__engine_start(hv_comm_t *comm) {
+  int rc = pthread_create(&comm->thread, NULL, engine_main, comm);
+  if (rc != 0) return hv__set_error(comm, HV_ERR_SYSTEM, "cannot start the background thread: %s", strerror(rc));
+  comm->thread_started = 1;
+  return HV_SUCCESS;
+}
+
+void hv__engine_stop(hv_comm_t *comm) {
+  if (!comm->thread_started) return;
+  pthread_mutex_lock(&comm->mutex);
+  comm->shutdown_requested = 1;
+  pthread_cond_signal(&comm->queue_cv);
+  pthread_mutex_unlock(&comm->mutex);
+  pthread_join(comm->thread, NULL);
+  comm->thread_started = 0;
+}

@@ -1,0 +1,223 @@
+/* engine_execute.c: runs the execution list of a negotiation round, in order, on
+ * every rank.
+ *
+ * Allreduce: consecutive entries with the same wire dtype and reduction are fused
+ * greedily up to HV_FUSION_THRESHOLD into the persistent fusion buffer: packing
+ * applies the prescale factor and 16-bit compression, one algorithm call reduces the
+ * whole buffer, unpacking decompresses and applies postscale (and 1/size for
+ * AVERAGE). A lone tensor without compression or prescaling skips the copies and is
+ * reduced in its receive buffer. Other collectives run one by one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo.h"
+#include "hv_internal.h"
+#include "reduce.h"
+#include "timeline.h"
+
+static hv_dtype_t wire_dtype(const struct hv_handle *h) {
+  if (h->meta.dtype == HV_FLOAT32 && h->meta.compression == HV_COMPRESSION_FP16) return HV_FLOAT16;
+  if (h->meta.dtype == HV_FLOAT32 && h->meta.compression == HV_COMPRESSION_BF16) return HV_BFLOAT16;
+  return (hv_dtype_t)h->meta.dtype;
+}
+
+static hv_op_t wire_op(const struct hv_handle *h) {
+  return h->meta.op == HV_AVERAGE ? HV_SUM : (hv_op_t)h->meta.op;
+}
+
+static hv_result_t fusion_reserve(hv_comm_t *comm, size_t bytes) {
+  if (bytes <= comm->fusion_bytes) return HV_SUCCESS;
+  void *p = malloc(bytes);
+  if (!p) return hv__set_error(comm, HV_ERR_NO_MEMORY, "cannot allocate a %zu-byte fusion buffer", bytes);
+  free(comm->fusion_buf);
+  comm->fusion_buf = p;
+  comm->fusion_bytes = bytes;
+  return HV_SUCCESS;
+}
+
+static double unpack_factor(const hv_comm_t *comm, const struct hv_handle *h) {
+  return h->postscale * (h->meta.op == HV_AVERAGE ? 1.0 / comm->size : 1.0);
+}
+
+static void fail_range(hv_comm_t *comm, size_t from, size_t to, hv_result_t rc) {
+  for (size_t i = from; i < to; i++) {
+    struct hv_handle *h = comm->exec[i].handle;
+    hv__handle_complete(h, rc, hv__strdup_printf("tensor '%s': %s", h->name, hv_comm_last_error(comm)));
+  }
+}
+
+/* Runs exec[from, to): a batch of allreduces sharing wire dtype and op. */
+static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t from, size_t to) {
+  struct hv_handle *first = comm->exec[from].handle;
+  hv_dtype_t wire = wire_dtype(first);
+  hv_op_t op = wire_op(first);
+  size_t wes = hv_dtype_size(wire);
+  const char *algo_name = "";
+  double t0 = hv__now_us();
+
+  if (to - from == 1 && wire == first->meta.dtype && first->prescale == 1.0) {
+    /* Lone tensor: reduce in the receive buffer itself. */
+    size_t count = first->meta.count;
+    if (first->sendbuf != first->recvbuf) memcpy(first->recvbuf, first->sendbuf, count * wes);
+    hv_result_t rc = hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, first->recvbuf,
+                                       count, wire, op, &algo_name);
+    if (rc != HV_SUCCESS) return rc;
+    double t1 = hv__now_us();
+    hv__scale(first->recvbuf, count, (hv_dtype_t)first->meta.dtype, unpack_factor(comm, first));
+    hv__timeline_span(comm->timeline, first->name, algo_name, t0, t1);
+    hv__handle_complete(first, HV_SUCCESS, NULL);
+    return HV_SUCCESS;
+  }
+
+  size_t total = 0;
+  for (size_t i = from; i < to; i++) total += comm->exec[i].handle->meta.count;
+  HV_CHECK(fusion_reserve(comm, total * wes));
+  char *fused = comm->fusion_buf;
+  size_t off = 0;
+  for (size_t i = from; i < to; i++) {
+    struct hv_handle *h = comm->exec[i].handle;
+    hv__convert(fused + off * wes, wire, h->sendbuf, (hv_dtype_t)h->meta.dtype, h->meta.count, h->prescale);
+    off += h->meta.count;
+  }
+  double t1 = hv__now_us();
+  HV_CHECK(hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, fused, total, wire, op, &algo_name));
+  double t2 = hv__now_us();
+  off = 0;
+  for (size_t i = from; i < to; i++) {
+    struct hv_handle *h = comm->exec[i].handle;
+    hv__convert(h->recvbuf, (hv_dtype_t)h->meta.dtype, fused + off * wes, wire, h->meta.count,
+                unpack_factor(comm, h));
+    off += h->meta.count;
+  }
+  double t3 = hv__now_us();
+  for (size_t i = from; i < to; i++) {
+    struct hv_handle *h = comm->exec[i].handle;
+    hv__timeline_span(comm->timeline, h->name, "FUSION_PACK", t0, t1);
+    hv__timeline_span(comm->timeline, h->name, algo_name, t1, t2);
+    hv__timeline_span(comm->timeline, h->name, "FUSION_UNPACK", t2, t3);
+    hv__handle_complete(h, HV_SUCCESS, NULL);
+  }
+  return HV_SUCCESS;
+}
+
+static hv_result_t run_broadcast(hv_comm_t *comm, struct hv_handle *h) {
+  size_t bytes = h->meta.count * hv_dtype_size((hv_dtype_t)h->meta.dtype);
+  const size_t piece = HV__TRANSPORT_MAX_MESSAGE;
+  for (size_t done = 0; done < bytes; done += piece) {
+    size_t len = bytes - done < piece ? bytes - done : piece;
+    HV_MPI_CHECK(comm, MPI_Bcast((char *)h->recvbuf + done, (int)len, MPI_BYTE, h->meta.root, comm->mpi));
+  }
+  return HV_SUCCESS;
+}
+
+/* Allgather and allgatherv: the ring allgather over segments sized by each rank's
+ * count, directly in the receive buffer. */
+static hv_result_t run_allgather(hv_comm_t *comm, struct hv_handle *h, char **detail) {
+  size_t es = hv_dtype_size((hv_dtype_t)h->meta.dtype);
+  size_t *off = comm->algo.seg_off;
+  off[0] = 0;
+  for (int q = 0; q < comm->size; q++)
+    off[q + 1] = off[q] + (h->all_counts ? h->all_counts[q] : h->meta.count);
+  size_t total = off[comm->size];
+  char *dest = h->recvbuf;
+  if (h->meta.coll == HV__COLL_ALLGATHERV) {
+    for (int q = 0; q < comm->size; q++) h->recvcounts[q] = off[q + 1] - off[q];
+    if (total > h->recv_capacity) {
+      /* Every other rank runs the ring regardless: take part through scratch space,
+       * then fail this rank's handle with the size it needs. */
+      HV_CHECK(hv__algo_scratch(&comm->algo, total * es + 1, (void **)&dest));
+      *detail = hv__strdup_printf("tensor '%s': allgatherv needs a receive capacity of %zu elements, "
+                                  "but rank %d gave %zu", h->name, total, comm->rank, h->recv_capacity);
+    }
+  }
+  char *mine = dest + off[comm->rank] * es;
+  if (h->sendbuf != mine) memmove(mine, h->sendbuf, (off[comm->rank + 1] - off[comm->rank]) * es);
+  return hv__ring_allgather(&comm->algo, dest, off, es);
+}
+
+static hv_result_t run_reducescatter(hv_comm_t *comm, struct hv_handle *h) {
+  hv_dtype_t dt = (hv_dtype_t)h->meta.dtype;
+  size_t es = hv_dtype_size(dt), block = h->meta.count;
+  HV_CHECK(fusion_reserve(comm, block * (size_t)comm->size * es));
+  memcpy(comm->fusion_buf, h->sendbuf, block * (size_t)comm->size * es);
+  size_t *off = comm->algo.seg_off;
+  for (int q = 0; q <= comm->size; q++) off[q] = (size_t)q * block;
+  HV_CHECK(hv__ring_reduce_scatter(&comm->algo, comm->fusion_buf, off,
+                                   dt, h->meta.op == HV_AVERAGE ? HV_SUM : (hv_op_t)h->meta.op));
+  hv__convert(h->recvbuf, dt, (char *)comm->fusion_buf + (size_t)comm->rank * block * es, dt, block,
+              h->meta.op == HV_AVERAGE ? 1.0 / comm->size : 1.0);
+  return HV_SUCCESS;
+}
+
+/* Alltoall: every pair exchanges its blocks directly, in pieces the transport takes. */
+static hv_result_t run_alltoall(hv_comm_t *comm, struct hv_handle *h) {
+  hv__transport_t *t = &comm->algo.transport;
+  int n = comm->size, r = comm->rank;
+  size_t bytes = h->meta.count * hv_dtype_size((hv_dtype_t)h->meta.dtype);
+  const char *send = h->sendbuf;
+  char *recv = h->recvbuf;
+  memcpy(recv + (size_t)r * bytes, send + (size_t)r * bytes, bytes);
+  if (n == 1 || bytes == 0) return HV_SUCCESS;
+  size_t piece = HV__TRANSPORT_MAX_MESSAGE, pieces = (bytes + piece - 1) / piece;
+  hv__request_t *reqs;
+  HV_CHECK(hv__algo_reqs(&comm->algo, 2 * (size_t)(n - 1) * pieces, &reqs));
+  size_t nreq = 0;
+  for (int k = 1; k < n; k++) {
+    int to = (r + k) % n, from = (r - k + n) % n;
+    for (size_t done = 0; done < bytes; done += piece) {
+      size_t len = bytes - done < piece ? bytes - done : piece;
+      HV_CHECK(t->irecv(t, from, HV__TAG_ALLTOALL, recv + (size_t)from * bytes + done, len, &reqs[nreq++]));
+      HV_CHECK(t->isend(t, to, HV__TAG_ALLTOALL, send + (size_t)to * bytes + done, len, &reqs[nreq++]));
+    }
+  }
+  return t->waitall(t, reqs, (int)nreq);
+}
+
+static int fusable(const struct hv_handle *a, const struct hv_handle *b) {
+  return b->meta.coll == HV__COLL_ALLREDUCE && wire_dtype(a) == wire_dtype(b) && wire_op(a) == wire_op(b);
+}
+
+hv_result_t hv__execute_list(hv_comm_t *comm) {
+  size_t i = 0;
+  while (i < comm->exec_count) {
+    struct hv_handle *h = comm->exec[i].handle;
+    hv_result_t rc = HV_SUCCESS;
+    size_t end = i + 1;
+    if (h->meta.coll == HV__COLL_ALLREDUCE) {
+      size_t wes = hv_dtype_size(wire_dtype(h));
+      size_t bytes = h->meta.count * wes;
+      while (end < comm->exec_count && fusable(h, comm->exec[end].handle) &&
+             bytes + comm->exec[end].handle->meta.count * wes <= comm->config.fusion_threshold) {
+        bytes += comm->exec[end].handle->meta.count * wes;
+        end++;
+      }
+      rc = run_allreduce_batch(comm, i, end);
+      if (rc != HV_SUCCESS) fail_range(comm, i, end, rc);
+      i = end;
+      continue;
+    }
+    double t0 = hv__now_us();
+    char *detail = NULL;
+    switch ((hv__coll_t)h->meta.coll) {
+      case HV__COLL_BROADCAST: rc = run_broadcast(comm, h); break;
+      case HV__COLL_ALLGATHER:
+      case HV__COLL_ALLGATHERV: rc = run_allgather(comm, h, &detail); break;
+      case HV__COLL_REDUCESCATTER: rc = run_reducescatter(comm, h); break;
+      case HV__COLL_ALLTOALL: rc = run_alltoall(comm, h); break;
+      case HV__COLL_BARRIER: break;
+      default: rc = hv__set_error(comm, HV_ERR_INTERNAL, "unknown collective %d", h->meta.coll);
+    }
+    hv__timeline_span(comm->timeline, h->name, hv__coll_name((hv__coll_t)h->meta.coll), t0, hv__now_us());
+    if (rc != HV_SUCCESS) {
+      free(detail);
+      fail_range(comm, i, i + 1, rc);
+    } else if (detail) {
+      hv__handle_complete(h, HV_ERR_INVALID_ARGUMENT, detail);
+    } else {
+      hv__handle_complete(h, HV_SUCCESS, NULL);
+    }
+    i++;
+  }
+  comm->exec_count = 0;
+  return HV_SUCCESS;
+}

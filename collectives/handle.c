@@ -1,0 +1,62 @@
+/* handle.c: completion and release of request handles, and the waiting calls
+ * (hv_wait, hv_test, hv_wait_all). The background thread completes a handle under
+ * comm->mutex and broadcasts done_cv; waiters sleep on it. */
+#include <stdlib.h>
+
+#include "hv_internal.h"
+
+void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_detail) {
+  hv_comm_t *comm = h->comm;
+  pthread_mutex_lock(&comm->mutex);
+  hv__map_remove(&comm->names_in_flight, h->name);
+  h->result = result;
+  h->error = error_detail;
+  h->done = 1;
+  pthread_cond_broadcast(&comm->done_cv);
+  pthread_mutex_unlock(&comm->mutex);
+}
+
+void hv__handle_free(struct hv_handle *h) {
+  if (!h) return;
+  free(h->name);
+  free(h->error);
+  free(h);
+}
+
+/* Releases a completed handle, moving its error detail to the communicator. */
+static hv_result_t finish(struct hv_handle *h) {
+  hv_result_t rc = h->result;
+  if (rc != HV_SUCCESS)
+    hv__set_error(h->comm, rc, "%s", h->error ? h->error : hv_strerror(rc));
+  hv__handle_free(h);
+  return rc;
+}
+
+hv_result_t hv_wait(hv_handle_t h) {
+  if (!h) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_wait: handle is NULL");
+  hv_comm_t *comm = h->comm;
+  pthread_mutex_lock(&comm->mutex);
+  while (!h->done) pthread_cond_wait(&comm->done_cv, &comm->mutex);
+  pthread_mutex_unlock(&comm->mutex);
+  return finish(h);
+}
+
+hv_result_t hv_test(hv_handle_t h, int *done) {
+  if (!h || !done) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_test: handle or done is NULL");
+  hv_comm_t *comm = h->comm;
+  pthread_mutex_lock(&comm->mutex);
+  int finished = h->done;
+  pthread_mutex_unlock(&comm->mutex);
+  *done = finished;
+  return finished ? finish(h) : HV_SUCCESS;
+}
+
+hv_result_t hv_wait_all(hv_handle_t *handles, size_t n) {
+  if (n && !handles) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_wait_all: handles is NULL");
+  hv_result_t first = HV_SUCCESS;
+  for (size_t i = 0; i < n; i++) {
+    hv_result_t rc = hv_wait(handles[i]);
+    if (first == HV_SUCCESS) first = rc;
+  }
+  return first;
+}

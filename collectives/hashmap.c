@@ -1,0 +1,84 @@
+/* hashmap.c: string-keyed open-addressing hash map with linear probing. Deletion
+ * shifts the following cluster back instead of leaving tombstones, so lookups stay
+ * short however many names come and go during a long training run. */
+#include "hashmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t hv__hash_string(const char *s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static size_t find_slot(const hv__map_t *map, const char *key, uint64_t hash) {
+  size_t mask = map->capacity - 1;
+  size_t i = hash & mask;
+  while (map->slots[i].key && !(map->slots[i].hash == hash && strcmp(map->slots[i].key, key) == 0))
+    i = (i + 1) & mask;
+  return i;
+}
+
+void *hv__map_get(const hv__map_t *map, const char *key) {
+  if (map->capacity == 0) return NULL;
+  size_t i = find_slot(map, key, hv__hash_string(key));
+  return map->slots[i].key ? map->slots[i].value : NULL;
+}
+
+static int grow(hv__map_t *map) {
+  size_t cap = map->capacity ? map->capacity * 2 : 64;
+  hv__map_slot_t *slots = calloc(cap, sizeof *slots);
+  if (!slots) return -1;
+  hv__map_t bigger = {slots, cap, 0};
+  for (size_t i = 0; i < map->capacity; i++)
+    if (map->slots[i].key) {
+      size_t j = find_slot(&bigger, map->slots[i].key, map->slots[i].hash);
+      bigger.slots[j] = map->slots[i];
+      bigger.count++;
+    }
+  free(map->slots);
+  *map = bigger;
+  return 0;
+}
+
+int hv__map_put(hv__map_t *map, const char *key, void *value) {
+  if ((map->count + 1) * 4 > map->capacity * 3 && grow(map)) return -1;
+  uint64_t hash = hv__hash_string(key);
+  size_t i = find_slot(map, key, hash);
+  if (!map->slots[i].key) map->count++;
+  map->slots[i].key = key;
+  map->slots[i].hash = hash;
+  map->slots[i].value = value;
+  return 0;
+}
+
+void *hv__map_remove(hv__map_t *map, const char *key) {
+  if (map->capacity == 0) return NULL;
+  size_t mask = map->capacity - 1;
+  size_t i = find_slot(map, key, hv__hash_string(key));
+  if (!map->slots[i].key) return NULL;
+  void *value = map->slots[i].value;
+  /* Backward-shift: move later members of the cluster into the hole when their home
+   * slot does not lie cyclically in (hole, j]. */
+  size_t hole = i, j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    if (!map->slots[j].key) break;
+    size_t home = map->slots[j].hash & mask;
+    int in_range = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (!in_range) {
+      map->slots[hole] = map->slots[j];
+      hole = j;
+    }
+  }
+  map->slots[hole].key = NULL;
+  map->count--;
+  return value;
+}
+
+void hv__map_free(hv__map_t *map) {
+  free(map->slots);
+  map->slots = NULL;
+  map->capacity = map->count = 0;
+}

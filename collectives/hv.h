@@ -1,0 +1,242 @@
+/* hv.h: the public C API of hv (libhvcoll), a Horovod-style collective layer.
+ *
+ * Every collective is asynchronous and *named*: the call puts a request in the
+ * communicator's queue and returns a handle at once; a background thread per
+ * communicator negotiates with the other ranks which names are ready everywhere,
+ * fuses small tensors into one buffer, and runs the collective. hv_wait() returns
+ * once the result is in the receive buffer.
+ *
+ * Contract for all calls:
+ *  - Every call returns hv_result_t. hv_strerror() says what went wrong and what to
+ *    do; hv_comm_last_error() gives the detail (rank, tensor name, mismatching
+ *    values...). The library never exits or aborts the process.
+ *  - Counts are elements of the dtype, never bytes.
+ *  - In-place means sendbuf == recvbuf (or sendbuf == NULL).
+ *  - Buffers must stay valid and untouched until the handle completes (hv_wait, or
+ *    hv_test reporting done); then they may be reused at once.
+ *  - Any user thread may submit and wait, concurrently. A handle is waited on by one
+ *    thread, once: hv_wait / hv_test(done) releases it.
+ *  - Names identify a collective across ranks: every rank must submit the same name
+ *    with the same type, dtype, count, op and root, in any order. A name may not be
+ *    pending twice on one rank. A mismatch fails that handle on every rank with
+ *    HV_ERR_MISMATCH naming the tensor, the ranks and both values.
+ *
+ * This header includes no MPI, CUDA, NCCL or hwloc header: a CPU-only trainer builds
+ * against it alone. hv_mpi.h adds initialisation from an MPI_Comm.
+ */
+#ifndef HV_H
+#define HV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HV_VERSION_MAJOR 0
+#define HV_VERSION_MINOR 1
+#define HV_VERSION_PATCH 0
+
+/* One list of result codes: the enum and hv_strerror() are both generated from it. */
+#define HV_RESULT_LIST(X)                                                                  \
+  X(HV_SUCCESS, 0, "success")                                                             \
+  X(HV_ERR_INVALID_ARGUMENT, 1,                                                           \
+    "invalid argument: a parameter of the call is wrong; hv_comm_last_error() names it")  \
+  X(HV_ERR_NO_MEMORY, 2, "out of memory: lower HV_FUSION_THRESHOLD or the tensor sizes")   \
+  X(HV_ERR_MPI, 3,                                                                        \
+    "MPI error: the MPI library failed; hv_comm_last_error() has MPI's message")          \
+  X(HV_ERR_MISMATCH, 4,                                                                   \
+    "mismatch: the same tensor name was submitted with different type, dtype, count, "    \
+    "op or root on different ranks; hv_comm_last_error() names the ranks and values")     \
+  X(HV_ERR_STALLED, 5,                                                                    \
+    "stalled: some ranks never submitted this tensor within HV_STALL_SHUTDOWN_TIME; "     \
+    "check that every rank submits the same names")                                       \
+  X(HV_ERR_SHUT_DOWN, 6,                                                                  \
+    "shut down: the communicator was shut down (on this or another rank) while the "      \
+    "request was pending")                                                                \
+  X(HV_ERR_ABORTED, 7,                                                                    \
+    "aborted: a rank failed or called hv_comm_abort(); the communicator is unusable")     \
+  X(HV_ERR_TIMEOUT, 8, "timeout: a peer did not answer within HV_TIMEOUT")                \
+  X(HV_ERR_UNSUPPORTED, 9,                                                                \
+    "unsupported: this build or this dtype/op combination does not support the request")  \
+  X(HV_ERR_IN_PROGRESS, 10, "in progress: the request has not completed yet")              \
+  X(HV_ERR_CUDA, 11, "CUDA error: a CUDA call failed; hv_comm_last_error() has details")   \
+  X(HV_ERR_NCCL, 12, "NCCL error: an NCCL call failed; hv_comm_last_error() has details")  \
+  X(HV_ERR_SYSTEM, 13, "system error: an operating-system call failed (see errno text)")   \
+  X(HV_ERR_INTERNAL, 14, "internal error: a bug in hv; please report it with the log")
+
+typedef enum {
+#define HV_RESULT_ENUM_(name, value, text) name = value,
+  HV_RESULT_LIST(HV_RESULT_ENUM_)
+#undef HV_RESULT_ENUM_
+} hv_result_t;
+
+/* Static text for a result code: what went wrong and what to do next. */
+const char *hv_strerror(hv_result_t result);
+
+typedef enum {
+  HV_UINT8 = 0,
+  HV_INT8 = 1,
+  HV_INT32 = 2,
+  HV_INT64 = 3,
+  HV_FLOAT16 = 4,  /* IEEE 754 binary16 */
+  HV_BFLOAT16 = 5, /* bfloat16: the top 16 bits of a float32 */
+  HV_FLOAT32 = 6,
+  HV_FLOAT64 = 7,
+  HV_NUM_DTYPES = 8
+} hv_dtype_t;
+
+typedef enum {
+  HV_SUM = 0,
+  HV_AVERAGE = 1, /* sum, then divided by the number of ranks (float dtypes only) */
+  HV_MIN = 2,
+  HV_MAX = 3,
+  HV_PRODUCT = 4,
+  HV_NUM_OPS = 5
+} hv_op_t;
+
+/* Wire compression of float32 allreduce (HV_COMPRESSION sets the default). */
+typedef enum {
+  HV_COMPRESSION_DEFAULT = 0, /* whatever HV_COMPRESSION says (none when unset) */
+  HV_COMPRESSION_NONE = 1,
+  HV_COMPRESSION_FP16 = 2,
+  HV_COMPRESSION_BF16 = 3
+} hv_compression_t;
+
+/* Size in bytes of one element of dtype; 0 for an invalid dtype. */
+size_t hv_dtype_size(hv_dtype_t dtype);
+const char *hv_dtype_name(hv_dtype_t dtype);
+const char *hv_op_name(hv_op_t op);
+
+/* ---- communicator lifecycle --------------------------------------------- */
+
+typedef struct hv_comm hv_comm_t;
+
+/* Initialises hv on all processes of the job (MPI_COMM_WORLD). Initialises MPI with
+ * MPI_THREAD_MULTIPLE if the program has not; hv_shutdown() then finalises it. argc
+ * and argv may be NULL. Collective: every rank must call it. */
+hv_result_t hv_init(int *argc, char ***argv, hv_comm_t **comm);
+
+/* Finishes every request (pending ones fail with HV_ERR_SHUT_DOWN on all ranks),
+ * stops the background thread, frees the communicator, and finalises MPI if
+ * hv_init() initialised it. Collective. comm may be NULL (no-op). */
+hv_result_t hv_shutdown(hv_comm_t *comm);
+
+/* Rank and size in the whole communicator, on my node (local), and among the ranks
+ * with my local rank on every node (cross). */
+hv_result_t hv_comm_rank(const hv_comm_t *comm, int *rank);
+hv_result_t hv_comm_size(const hv_comm_t *comm, int *size);
+hv_result_t hv_comm_local_rank(const hv_comm_t *comm, int *local_rank);
+hv_result_t hv_comm_local_size(const hv_comm_t *comm, int *local_size);
+hv_result_t hv_comm_cross_rank(const hv_comm_t *comm, int *cross_rank);
+hv_result_t hv_comm_cross_size(const hv_comm_t *comm, int *cross_size);
+
+/* The detail of the last error seen by this communicator (any thread), or "" when
+ * there was none. The returned text stays valid until this thread's next call of
+ * hv_comm_last_error(). comm may be NULL for errors of hv_init(). */
+const char *hv_comm_last_error(const hv_comm_t *comm);
+
+/* The first asynchronous error of the communicator (a peer died, a stall shut it
+ * down, an abort): HV_SUCCESS while healthy. Lets a training loop stop cleanly. */
+hv_result_t hv_comm_get_async_error(const hv_comm_t *comm, hv_result_t *async_error);
+
+/* ---- handles ------------------------------------------------------------ */
+
+typedef struct hv_handle *hv_handle_t;
+
+/* Blocks until the request completes, returns its result and releases the handle. */
+hv_result_t hv_wait(hv_handle_t handle);
+/* Sets *done to 1 and releases the handle if the request completed (the return value
+ * is then its result); else sets *done to 0 and returns HV_SUCCESS. */
+hv_result_t hv_test(hv_handle_t handle, int *done);
+/* Waits for n handles; returns the first error among them (all are released). */
+hv_result_t hv_wait_all(hv_handle_t *handles, size_t n);
+
+/* ---- collectives (asynchronous) ---------------------------------------- */
+
+typedef struct hv_allreduce_opts {
+  double prescale;              /* inputs are multiplied by this before the reduction */
+  double postscale;             /* the result is multiplied by this afterwards */
+  hv_compression_t compression; /* float32 only; others are sent as they are */
+} hv_allreduce_opts_t;
+#define HV_ALLREDUCE_OPTS_INIT {1.0, 1.0, HV_COMPRESSION_DEFAULT}
+
+/* recvbuf[i] = op over ranks of (prescale * sendbuf[i]), times postscale. opts may be
+ * NULL (no scaling, default compression). Scaling applies to float dtypes only. */
+hv_result_t hv_allreduce_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                               void *recvbuf, size_t count, hv_dtype_t dtype, hv_op_t op,
+                               const hv_allreduce_opts_t *opts, hv_handle_t *handle);
+
+/* recvbuf (size * count elements) = every rank's sendbuf (count elements), in rank
+ * order. In-place when sendbuf == recvbuf + rank * count. */
+hv_result_t hv_allgather_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                               void *recvbuf, size_t count, hv_dtype_t dtype,
+                               hv_handle_t *handle);
+
+/* Like allgather, but each rank contributes sendcount elements, which may differ per
+ * rank (a first dimension that differs, times a row that must not). recvbuf holds
+ * recv_capacity elements; when the handle completes, recvcounts[r] (size entries)
+ * holds rank r's count and recvbuf the concatenation. A too-small capacity fails the
+ * handle with HV_ERR_INVALID_ARGUMENT naming the needed count. */
+hv_result_t hv_allgatherv_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                                size_t sendcount, hv_dtype_t dtype, void *recvbuf,
+                                size_t recv_capacity, size_t *recvcounts,
+                                hv_handle_t *handle);
+
+/* buf (count elements) on every rank = buf on root. */
+hv_result_t hv_broadcast_async(hv_comm_t *comm, const char *name, void *buf, size_t count,
+                               hv_dtype_t dtype, int root, hv_handle_t *handle);
+
+/* sendbuf holds size * recvcount elements; rank r receives block r of the
+ * element-wise reduction in recvbuf (recvcount elements). Out-of-place only:
+ * sendbuf and recvbuf must not overlap. */
+hv_result_t hv_reducescatter_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                                   void *recvbuf, size_t recvcount, hv_dtype_t dtype,
+                                   hv_op_t op, hv_handle_t *handle);
+
+/* Block j (count elements) of my sendbuf goes to rank j, arriving as block (my rank)
+ * of its recvbuf. sendbuf and recvbuf hold size * count elements and must not overlap. */
+hv_result_t hv_alltoall_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                              void *recvbuf, size_t count, hv_dtype_t dtype,
+                              hv_handle_t *handle);
+
+/* Completes once every rank has called it (barriers are matched in call order). */
+hv_result_t hv_barrier_async(hv_comm_t *comm, hv_handle_t *handle);
+
+/* Grouped submit: requests made by this thread between hv_group_start() and
+ * hv_group_end() are queued together at hv_group_end(), so they are negotiated in
+ * the same cycle and fused together (up to HV_FUSION_THRESHOLD). Handles are
+ * returned by each call as usual, and usable only after hv_group_end(). */
+hv_result_t hv_group_start(hv_comm_t *comm);
+hv_result_t hv_group_end(hv_comm_t *comm);
+
+/* ---- blocking forms: submit then hv_wait ------------------------------- */
+
+hv_result_t hv_allreduce(hv_comm_t *comm, const char *name, const void *sendbuf,
+                         void *recvbuf, size_t count, hv_dtype_t dtype, hv_op_t op,
+                         const hv_allreduce_opts_t *opts);
+hv_result_t hv_allgather(hv_comm_t *comm, const char *name, const void *sendbuf,
+                         void *recvbuf, size_t count, hv_dtype_t dtype);
+hv_result_t hv_allgatherv(hv_comm_t *comm, const char *name, const void *sendbuf,
+                          size_t sendcount, hv_dtype_t dtype, void *recvbuf,
+                          size_t recv_capacity, size_t *recvcounts);
+hv_result_t hv_broadcast(hv_comm_t *comm, const char *name, void *buf, size_t count,
+                         hv_dtype_t dtype, int root);
+hv_result_t hv_reducescatter(hv_comm_t *comm, const char *name, const void *sendbuf,
+                             void *recvbuf, size_t recvcount, hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv_alltoall(hv_comm_t *comm, const char *name, const void *sendbuf,
+                        void *recvbuf, size_t count, hv_dtype_t dtype);
+hv_result_t hv_barrier(hv_comm_t *comm);
+
+/* ---- float16 / bfloat16 conversion (round to nearest even) ---------------- */
+
+uint16_t hv_float_to_half(float value);
+float hv_half_to_float(uint16_t value);
+uint16_t hv_float_to_bfloat16(float value);
+float hv_bfloat16_to_float(uint16_t value);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HV_H */

@@ -1,0 +1,180 @@
+/* hv_internal.h: the engine's internal types, shared by the files of collectives/.
+ *
+ * A request (struct hv_handle) travels: user thread -> comm queue (mutex) ->
+ * background thread's pending table -> negotiation (engine_negotiate.c) ->
+ * execution list -> fusion + algorithm -> completion (done_cv wakes hv_wait).
+ * Everything below the queue is touched by the background thread only, so it needs
+ * no lock.
+ */
+#ifndef HV_INTERNAL_H
+#define HV_INTERNAL_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "hashmap.h"
+#include "algo.h"
+#include "hv.h"
+#include "response_cache.h"
+#include "transport.h"
+
+typedef enum {
+  HV__COLL_ALLREDUCE = 0,
+  HV__COLL_ALLGATHER = 1,
+  HV__COLL_ALLGATHERV = 2,
+  HV__COLL_BROADCAST = 3,
+  HV__COLL_REDUCESCATTER = 4,
+  HV__COLL_ALLTOALL = 5,
+  HV__COLL_BARRIER = 6,
+  HV__NUM_COLLS = 7
+} hv__coll_t;
+
+const char *hv__coll_name(hv__coll_t coll);
+
+/* What every rank must agree on for one name: compared by the coordinator. */
+typedef struct hv__meta {
+  uint8_t coll;        /* hv__coll_t */
+  uint8_t dtype;       /* hv_dtype_t */
+  uint8_t op;          /* hv_op_t (allreduce, reducescatter) */
+  uint8_t compression; /* resolved: NONE, FP16 or BF16 */
+  int32_t root;        /* broadcast */
+  uint64_t count;      /* elements contributed by this rank */
+} hv__meta_t;
+
+struct hv_handle {
+  hv_comm_t *comm;
+  char *name;
+  hv__meta_t meta;
+  const void *sendbuf;
+  void *recvbuf;
+  double prescale, postscale;
+  size_t recv_capacity; /* allgatherv */
+  size_t *recvcounts;   /* allgatherv: size entries, filled at completion */
+
+  /* state owned by the background thread */
+  int cache_bit;        /* bit set in the last negotiation vector, or -1 */
+  int reported_full;    /* sent to the coordinator in full (cache miss) */
+  const uint64_t *all_counts; /* allgatherv: every rank's count (cache or response) */
+  double t_submit, t_dequeue, t_stall_reported;
+  struct hv_handle *next; /* queue / list link */
+
+  /* completion, guarded by comm->mutex */
+  int done;
+  hv_result_t result;
+  char *error; /* detail of a failure, or NULL */
+};
+
+/* A growable byte buffer (negotiation messages). */
+typedef struct hv__bytes {
+  char *data;
+  size_t len, cap;
+} hv__bytes_t;
+
+/* One entry of the execution list produced by a negotiation round. */
+typedef struct hv__exec {
+  struct hv_handle *handle;
+} hv__exec_t;
+
+struct hv_comm {
+  /* set at init, read-only afterwards */
+  MPI_Comm mpi;   /* our duplicate: negotiation and data */
+  MPI_Comm local; /* ranks on my node */
+  MPI_Comm cross; /* ranks with my local rank on every node */
+  int rank, size, local_rank, local_size, cross_rank, cross_size;
+  int owns_mpi; /* hv_init initialised MPI: hv_shutdown finalises it */
+  MPI_Comm bench_mpi; /* for algorithms called directly (hv_internal_bench.h) */
+  hv__config_t config;
+  hv__algo_ctx_t algo;       /* the background thread's algorithm context */
+  hv__algo_ctx_t bench_algo; /* a user thread's, for hv_bench_allreduce_algorithm */
+
+  /* user side, guarded by mutex */
+  pthread_mutex_t mutex;
+  pthread_cond_t queue_cv; /* background thread waits for work */
+  pthread_cond_t done_cv;  /* hv_wait waits for completions */
+  struct hv_handle *queue_head, *queue_tail;
+  hv__map_t names_in_flight; /* name -> handle: rejects a name pending twice */
+  int shutdown_requested;
+  int engine_stopped; /* the background thread has finished; new submits fail */
+  hv_result_t async_error;
+  char last_error[1024];
+  uint64_t barrier_seq; /* names barriers in call order */
+
+  /* background thread state (no lock) */
+  pthread_t thread;
+  int thread_started;
+  hv__map_t pending;       /* name -> handle, dequeued and not yet completed */
+  struct hv_handle **pending_list; /* dequeue order, for deterministic bit setting */
+  size_t pending_count, pending_cap;
+  hv__cache_t cache;
+  struct hv__coordinator *coordinator; /* rank 0 only */
+  hv__exec_t *exec;
+  size_t exec_count, exec_cap;
+  uint64_t *vec, *vec_out; /* negotiation bit vectors */
+  size_t vec_words;
+  hv__bytes_t misses;   /* serialised cache misses of this round */
+  hv__bytes_t response; /* the coordinator's responses, as received */
+  void *fusion_buf; /* grow-only fusion buffer */
+  size_t fusion_bytes;
+  struct hv__timeline *timeline;
+  uint64_t round;
+  double idle_wait_ms;
+  double unproductive_wait_ms;
+};
+
+/* ---- errors and logging (result.c, log.c) ---- */
+typedef enum { HV__LOG_TRACE, HV__LOG_DEBUG, HV__LOG_INFO, HV__LOG_WARNING, HV__LOG_ERROR, HV__LOG_OFF } hv__log_level_t;
+extern int hv__log_level;
+extern int hv__log_rank;
+void hv__log(int level, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define HV_LOG(level, ...)                                        \
+  do {                                                            \
+    if ((level) >= hv__log_level) hv__log((level), __FILE__, __LINE__, __VA_ARGS__); \
+  } while (0)
+
+/* Records the detail of an error on the communicator (and logs it at debug level);
+ * returns code so callers can `return hv__set_error(...)`. */
+hv_result_t hv__set_error(hv_comm_t *comm, hv_result_t code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Converts an MPI error code into HV_ERR_MPI with MPI's message and file:line. */
+hv_result_t hv__mpi_error(hv_comm_t *comm, int mpi_code, const char *what, const char *file,
+                          int line);
+#define HV_MPI_CHECK(comm, call)                                              \
+  do {                                                                        \
+    int hv_mpi_rc_ = (call);                                                  \
+    if (hv_mpi_rc_ != MPI_SUCCESS)                                            \
+      return hv__mpi_error((comm), hv_mpi_rc_, #call, __FILE__, __LINE__);    \
+  } while (0)
+#define HV_CHECK(call)                     \
+  do {                                     \
+    hv_result_t hv_rc_ = (call);           \
+    if (hv_rc_ != HV_SUCCESS) return hv_rc_; \
+  } while (0)
+
+char *hv__strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+double hv__now_us(void);
+
+/* ---- handles (handle.c) ---- */
+/* Completes a handle: records result/detail, wakes waiters, removes the name from the
+ * in-flight set. Takes comm->mutex. */
+void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_detail);
+void hv__handle_free(struct hv_handle *h);
+
+/* ---- engine (engine.c, engine_negotiate.c, engine_execute.c) ---- */
+hv_result_t hv__engine_start(hv_comm_t *comm);
+/* Asks the background thread to stop and joins it. */
+void hv__engine_stop(hv_comm_t *comm);
+hv_result_t hv__negotiate_round(hv_comm_t *comm, int shutdown, int *shutdown_agreed,
+                                int *productive);
+hv_result_t hv__execute_list(hv_comm_t *comm);
+/* Fails every pending handle of the background thread with result/message. */
+void hv__fail_all_pending(hv_comm_t *comm, hv_result_t result, const char *why);
+void hv__pending_remove(hv_comm_t *comm, struct hv_handle *h);
+hv_result_t hv__coordinator_create(hv_comm_t *comm);
+void hv__coordinator_destroy(hv_comm_t *comm);
+
+#endif /* HV_INTERNAL_H */

@@ -1,0 +1,49 @@
+/* transport_mpi.c: the transport interface over MPI non-blocking point-to-point on
+ * the communicator's private duplicate of the user's MPI_Comm. */
+#include <limits.h>
+
+#include "hv_internal.h"
+#include "transport.h"
+
+static MPI_Comm comm_of(hv__transport_t *t) { return *(MPI_Comm *)t->impl; }
+
+static hv_result_t mpi_isend(hv__transport_t *t, int peer, int tag, const void *buf, size_t bytes,
+                             hv__request_t *req) {
+  if (bytes > HV__TRANSPORT_MAX_MESSAGE)
+    return hv__set_error(t->comm, HV_ERR_INTERNAL, "transport message of %zu bytes too large", bytes);
+  HV_MPI_CHECK(t->comm, MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, comm_of(t), &req->mpi));
+  return HV_SUCCESS;
+}
+
+static hv_result_t mpi_irecv(hv__transport_t *t, int peer, int tag, void *buf, size_t bytes,
+                             hv__request_t *req) {
+  if (bytes > HV__TRANSPORT_MAX_MESSAGE)
+    return hv__set_error(t->comm, HV_ERR_INTERNAL, "transport message of %zu bytes too large", bytes);
+  HV_MPI_CHECK(t->comm, MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, comm_of(t), &req->mpi));
+  return HV_SUCCESS;
+}
+
+static hv_result_t mpi_wait(hv__transport_t *t, hv__request_t *req) {
+  HV_MPI_CHECK(t->comm, MPI_Wait(&req->mpi, MPI_STATUS_IGNORE));
+  return HV_SUCCESS;
+}
+
+static hv_result_t mpi_waitall(hv__transport_t *t, hv__request_t *reqs, int n) {
+  _Static_assert(sizeof(hv__request_t) == sizeof(MPI_Request), "request must wrap MPI_Request only");
+  HV_MPI_CHECK(t->comm, MPI_Waitall(n, (MPI_Request *)reqs, MPI_STATUSES_IGNORE));
+  return HV_SUCCESS;
+}
+
+hv_result_t hv__transport_mpi_init(hv__transport_t *t, struct hv_comm *comm, MPI_Comm mpi) {
+  t->name = "mpi";
+  t->rank = comm->rank;
+  t->size = comm->size;
+  t->isend = mpi_isend;
+  t->irecv = mpi_irecv;
+  t->wait = mpi_wait;
+  t->waitall = mpi_waitall;
+  t->impl = &comm->mpi;
+  t->comm = comm;
+  (void)mpi;
+  return HV_SUCCESS;
+}
