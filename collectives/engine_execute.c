@@ -35,8 +35,10 @@ static hv_result_t fusion_reserve(hv_comm_t *comm, size_t bytes) {
   return HV_SUCCESS;
 }
 
-static double unpack_factor(const hv_comm_t *comm, const struct hv_handle *h) {
-  return h->postscale * (h->meta.op == HV_AVERAGE ? 1.0 / comm->size : 1.0);
+/* Postscale, then the division of AVERAGE, on the unpacked result. */
+static void finish_scaling(const hv_comm_t *comm, const struct hv_handle *h) {
+  hv__scale(h->recvbuf, h->meta.count, (hv_dtype_t)h->meta.dtype, h->postscale);
+  if (h->meta.op == HV_AVERAGE) hv__divide(h->recvbuf, h->meta.count, (hv_dtype_t)h->meta.dtype, comm->size);
 }
 
 static void fail_range(hv_comm_t *comm, size_t from, size_t to, hv_result_t rc) {
@@ -63,7 +65,7 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t from, size_t to) 
                                        count, wire, op, &algo_name);
     if (rc != HV_SUCCESS) return rc;
     double t1 = hv__now_us();
-    hv__scale(first->recvbuf, count, (hv_dtype_t)first->meta.dtype, unpack_factor(comm, first));
+    finish_scaling(comm, first);
     hv__timeline_span(comm->timeline, first->name, algo_name, t0, t1);
     hv__handle_complete(first, HV_SUCCESS, NULL);
     return HV_SUCCESS;
@@ -85,8 +87,8 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t from, size_t to) 
   off = 0;
   for (size_t i = from; i < to; i++) {
     struct hv_handle *h = comm->exec[i].handle;
-    hv__convert(h->recvbuf, (hv_dtype_t)h->meta.dtype, fused + off * wes, wire, h->meta.count,
-                unpack_factor(comm, h));
+    hv__convert(h->recvbuf, (hv_dtype_t)h->meta.dtype, fused + off * wes, wire, h->meta.count, 1.0);
+    finish_scaling(comm, h);
     off += h->meta.count;
   }
   double t3 = hv__now_us();
@@ -144,8 +146,8 @@ static hv_result_t run_reducescatter(hv_comm_t *comm, struct hv_handle *h) {
   for (int q = 0; q <= comm->size; q++) off[q] = (size_t)q * block;
   HV_CHECK(hv__ring_reduce_scatter(&comm->algo, comm->fusion_buf, off,
                                    dt, h->meta.op == HV_AVERAGE ? HV_SUM : (hv_op_t)h->meta.op));
-  hv__convert(h->recvbuf, dt, (char *)comm->fusion_buf + (size_t)comm->rank * block * es, dt, block,
-              h->meta.op == HV_AVERAGE ? 1.0 / comm->size : 1.0);
+  memcpy(h->recvbuf, (char *)comm->fusion_buf + (size_t)comm->rank * block * es, block * es);
+  if (h->meta.op == HV_AVERAGE) hv__divide(h->recvbuf, block, dt, comm->size);
   return HV_SUCCESS;
 }
 

@@ -144,3 +144,25 @@ void hv__convert(void *dst, hv_dtype_t dst_dtype, const void *src, hv_dtype_t sr
     }
   }
 }
+
+void hv__divide(void *buf, size_t n, hv_dtype_t dtype, double divisor) {
+  if (divisor == 1.0) return;
+  switch (dtype) {
+    case HV_FLOAT32: {
+      float *d = buf, q = (float)divisor;
+      for (size_t i = 0; i < n; i++) d[i] /= q;
+      break;
+    }
+    case HV_FLOAT64: {
+      double *d = buf;
+      for (size_t i = 0; i < n; i++) d[i] /= divisor;
+      break;
+    }
+    case HV_FLOAT16:
+    case HV_BFLOAT16:
+      for (size_t i = 0; i < n; i++) store_float(buf, dtype, i, (float)load_float(buf, dtype, i) / (float)divisor);
+      break;
+    default:
+      break;
+  }
+}

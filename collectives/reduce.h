@@ -15,6 +15,10 @@ void hv__reduce(void *dst, const void *src, size_t n, hv_dtype_t dtype, hv_op_t 
 /* buf[i] *= factor for a float dtype (no-op for factor 1 or integer dtypes). */
 void hv__scale(void *buf, size_t n, hv_dtype_t dtype, double factor);
 
+/* buf[i] /= divisor for a float dtype (AVERAGE): a division, not a multiplication by
+ * 1/divisor, so an average that is representable comes out exact. */
+void hv__divide(void *buf, size_t n, hv_dtype_t dtype, double divisor);
+
 /* dst[i] = (dst_dtype)(src[i] * factor). Float dtypes only when converting; equal
  * dtypes with factor 1 is a memmove. */
 void hv__convert(void *dst, hv_dtype_t dst_dtype, const void *src, hv_dtype_t src_dtype,

@@ -1,0 +1,234 @@
+/* mpi_collectives.c: every collective, dtype and op with exactly checkable values,
+ * under mpirun with any number of ranks, for every allreduce algorithm.
+ *
+ * Inputs are small integers (products of 1s and 2s for PRODUCT), so every summation
+ * order gives the same float and results are compared exactly. Counts cover 0, 1,
+ * n-1, odd, not divisible by the rank count, the fusion threshold -1/0/+1 (the test
+ * sets HV_FUSION_THRESHOLD=64K) and, with --large, 64 MiB. Everything of one
+ * dtype/op is submitted at once, so requests are fused and negotiated together. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hv.h"
+#include "hv_mpi.h"
+#include "test_util.h"
+
+#define FUSION_BYTES 65536
+
+static int R, N;
+
+static double input(hv_op_t op, int r, size_t i) {
+  switch (op) {
+    case HV_PRODUCT: return ((i + (size_t)r) % 3 == 0) ? 2 : 1;
+    case HV_MIN:
+    case HV_MAX: return (double)((i * 3 + (size_t)r * 5) % 11);
+    case HV_AVERAGE: return (double)N * (double)((i + (size_t)r) % 4);
+    default: return (double)((i * 7 + (size_t)r * 3) % 5 + 1);
+  }
+}
+
+static double expected(hv_op_t op, size_t i) {
+  double acc = op == HV_PRODUCT ? 1 : (op == HV_MIN ? 1e300 : (op == HV_MAX ? -1e300 : 0));
+  for (int r = 0; r < N; r++) {
+    double v = input(op, r, i);
+    if (op == HV_PRODUCT) acc *= v;
+    else if (op == HV_MIN) acc = v < acc ? v : acc;
+    else if (op == HV_MAX) acc = v > acc ? v : acc;
+    else acc += v;
+  }
+  return op == HV_AVERAGE ? acc / N : acc;
+}
+
+static size_t counts[16];
+static int ncounts;
+
+static void make_counts(hv_dtype_t dt) {
+  size_t t = FUSION_BYTES / hv_dtype_size(dt);
+  size_t list[] = {0, 1, (size_t)(N > 1 ? N - 1 : 2), 7, 1000, 1001, 4099, t - 1, t, t + 1};
+  ncounts = (int)(sizeof list / sizeof list[0]);
+  memcpy(counts, list, sizeof list);
+}
+
+typedef struct pending {
+  void *send, *recv;
+  size_t count;
+  hv_handle_t h;
+} pending_t;
+
+static void test_allreduce(hv_comm_t *comm, const char *algo) {
+  pending_t p[2 * 16];
+  for (int dt = 0; dt < HV_NUM_DTYPES; dt++) {
+    make_counts((hv_dtype_t)dt);
+    size_t es = hv_dtype_size((hv_dtype_t)dt);
+    for (int op = 0; op < HV_NUM_OPS; op++) {
+      if (op == HV_AVERAGE && (dt <= HV_INT64)) continue;
+      int np = 0;
+      for (int c = 0; c < ncounts; c++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+          pending_t *q = &p[np++];
+          q->count = counts[c];
+          q->send = malloc(q->count * es + 1);
+          q->recv = inplace ? q->send : malloc(q->count * es + 1);
+          for (size_t i = 0; i < q->count; i++) elem_set(q->send, (hv_dtype_t)dt, i, input((hv_op_t)op, R, i));
+          char name[128];
+          snprintf(name, sizeof name, "ar.%s.%s.%d.%zu.%s", hv_dtype_name((hv_dtype_t)dt),
+                   hv_op_name((hv_op_t)op), c, q->count, inplace ? "in" : "out");
+          hv_result_t rc = hv_allreduce_async(comm, name, q->send, q->recv, q->count, (hv_dtype_t)dt,
+                                              (hv_op_t)op, NULL, &q->h);
+          CHECK(rc == HV_SUCCESS, "submit %s: %s", name, hv_comm_last_error(comm));
+          if (rc != HV_SUCCESS) q->h = NULL;
+        }
+      for (int k = 0; k < np; k++) {
+        pending_t *q = &p[k];
+        hv_result_t rc = q->h ? hv_wait(q->h) : HV_ERR_INVALID_ARGUMENT;
+        CHECK(rc == HV_SUCCESS, "allreduce wait: %s %s", hv_strerror(rc), hv_comm_last_error(comm));
+        CHECK_ELEMENTS(q->recv, (hv_dtype_t)dt, q->count, expected((hv_op_t)op, i),
+                       "algo %s allreduce %s %s count %zu rank %d", algo, hv_dtype_name((hv_dtype_t)dt),
+                       hv_op_name((hv_op_t)op), q->count, R);
+        if (q->recv != q->send) free(q->recv);
+        free(q->send);
+      }
+    }
+  }
+  /* Scaling and compression on float32 (exact: small integers and powers of two). */
+  const hv_compression_t comps[] = {HV_COMPRESSION_NONE, HV_COMPRESSION_FP16, HV_COMPRESSION_BF16};
+  for (int c = 0; c < 3; c++) {
+    size_t n = 5000;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    for (size_t i = 0; i < n; i++) x[i] = (float)input(HV_SUM, R, i);
+    hv_allreduce_opts_t opts = {2.0, 0.25, comps[c]};
+    char name[64];
+    snprintf(name, sizeof name, "scaled.%d", c);
+    CHECK_RC(hv_allreduce(comm, name, x, y, n, HV_FLOAT32, HV_SUM, &opts));
+    CHECK_ELEMENTS(y, HV_FLOAT32, n, expected(HV_SUM, i) * 0.5, "algo %s prescale/postscale compression %d", algo, c);
+    free(x);
+    free(y);
+  }
+}
+
+static void test_large(hv_comm_t *comm, const char *algo) {
+  size_t n = (64u << 20) / sizeof(float);
+  float *x = malloc(n * sizeof *x);
+  for (size_t i = 0; i < n; i++) x[i] = (float)input(HV_SUM, R, i);
+  CHECK_RC(hv_allreduce(comm, "large.64MiB", x, x, n, HV_FLOAT32, HV_SUM, NULL));
+  CHECK_ELEMENTS(x, HV_FLOAT32, n, expected(HV_SUM, i), "algo %s 64 MiB allreduce", algo);
+  free(x);
+}
+
+static void test_other_collectives(hv_comm_t *comm) {
+  for (int dt = 0; dt < HV_NUM_DTYPES; dt++) {
+    hv_dtype_t t = (hv_dtype_t)dt;
+    size_t es = hv_dtype_size(t);
+    make_counts(t);
+    for (int c = 0; c < ncounts; c++) {
+      size_t n = counts[c];
+      char name[128];
+      /* allgather, out of place and in place */
+      char *send = malloc(n * es + 1), *recv = malloc(n * es * (size_t)N + 1);
+      for (size_t i = 0; i < n; i++) elem_set(send, t, i, (double)((R * 13 + (int)i) % 50));
+      snprintf(name, sizeof name, "ag.%s.%d", hv_dtype_name(t), c);
+      CHECK_RC(hv_allgather(comm, name, send, recv, n, t));
+      CHECK_ELEMENTS(recv, t, n * (size_t)N, (double)(((int)(i / (n ? n : 1)) * 13 + (int)(i % (n ? n : 1))) % 50),
+                     "allgather %s count %zu", hv_dtype_name(t), n);
+      memset(recv, 0, n * es * (size_t)N);
+      memcpy(recv + (size_t)R * n * es, send, n * es);
+      snprintf(name, sizeof name, "ag.inplace.%s.%d", hv_dtype_name(t), c);
+      CHECK_RC(hv_allgather(comm, name, recv + (size_t)R * n * es, recv, n, t));
+      CHECK_ELEMENTS(recv, t, n * (size_t)N, (double)(((int)(i / (n ? n : 1)) * 13 + (int)(i % (n ? n : 1))) % 50),
+                     "allgather in place %s count %zu", hv_dtype_name(t), n);
+      free(send);
+      free(recv);
+
+      /* allgatherv: rank r contributes (r+1)*n elements, all equal to r+1 */
+      size_t mine = (size_t)(R + 1) * n, total = n * (size_t)N * (size_t)(N + 1) / 2;
+      send = malloc(mine * es + 1);
+      recv = malloc(total * es + 1);
+      size_t *rc = calloc((size_t)N, sizeof *rc);
+      for (size_t i = 0; i < mine; i++) elem_set(send, t, i, R + 1);
+      snprintf(name, sizeof name, "agv.%s.%d", hv_dtype_name(t), c);
+      CHECK_RC(hv_allgatherv(comm, name, send, mine, t, recv, total, rc));
+      for (int q = 0; q < N; q++) CHECK(rc[q] == (size_t)(q + 1) * n, "allgatherv count of rank %d: %zu", q, rc[q]);
+      size_t at = 0;
+      for (int q = 0; q < N; q++)
+        for (size_t i = 0; i < (size_t)(q + 1) * n; i++, at++)
+          if (elem_get(recv, t, at) != q + 1) {
+            CHECK(0, "allgatherv %s n %zu element %zu from rank %d: %g", hv_dtype_name(t), n, at, q, elem_get(recv, t, at));
+            q = N;
+            break;
+          }
+      free(send);
+      free(recv);
+      free(rc);
+
+      /* broadcast from every root */
+      char *buf = malloc(n * es + 1);
+      for (int root = 0; root < N; root++) {
+        for (size_t i = 0; i < n; i++) elem_set(buf, t, i, R == root ? (double)((i + (size_t)root) % 60) : 99);
+        snprintf(name, sizeof name, "bc.%s.%d.%d", hv_dtype_name(t), c, root);
+        CHECK_RC(hv_broadcast(comm, name, buf, n, t, root));
+        CHECK_ELEMENTS(buf, t, n, (double)((i + (size_t)root) % 60), "broadcast %s count %zu root %d", hv_dtype_name(t), n, root);
+      }
+      free(buf);
+
+      /* reducescatter (sum, max) */
+      send = malloc(n * es * (size_t)N + 1);
+      recv = malloc(n * es + 1);
+      for (int op = HV_SUM; op <= HV_MAX; op += 3) {
+        for (size_t i = 0; i < n * (size_t)N; i++) elem_set(send, t, i, input((hv_op_t)op, R, i));
+        snprintf(name, sizeof name, "rs.%s.%d.%d", hv_dtype_name(t), c, op);
+        CHECK_RC(hv_reducescatter(comm, name, send, recv, n, t, (hv_op_t)op));
+        CHECK_ELEMENTS(recv, t, n, expected((hv_op_t)op, (size_t)R * n + i), "reducescatter %s %s count %zu",
+                       hv_dtype_name(t), hv_op_name((hv_op_t)op), n);
+      }
+      free(send);
+      free(recv);
+
+      /* alltoall: block j from rank r holds r*10+j */
+      send = malloc(n * es * (size_t)N + 1);
+      recv = malloc(n * es * (size_t)N + 1);
+      for (int j = 0; j < N; j++)
+        for (size_t i = 0; i < n; i++) elem_set(send, t, (size_t)j * n + i, (double)((R * 10 + j + (int)i) % 100));
+      snprintf(name, sizeof name, "a2a.%s.%d", hv_dtype_name(t), c);
+      CHECK_RC(hv_alltoall(comm, name, send, recv, n, t));
+      CHECK_ELEMENTS(recv, t, n * (size_t)N, (double)((((int)(i / (n ? n : 1))) * 10 + R + (int)(i % (n ? n : 1))) % 100),
+                     "alltoall %s count %zu", hv_dtype_name(t), n);
+      free(send);
+      free(recv);
+    }
+  }
+  CHECK_RC(hv_barrier(comm));
+}
+
+int main(int argc, char **argv) {
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &R);
+  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  int large = argc > 1 && strcmp(argv[1], "--large") == 0;
+  setenv("HV_FUSION_THRESHOLD", "64K", 1);
+  const char *algos[] = {"auto", "ring", "rd", "mpi"};
+  for (int a = 0; a < 4; a++) {
+    setenv("HV_ALLREDUCE_ALGO", algos[a], 1);
+    hv_comm_t *comm = NULL;
+    hv_result_t rc = hv_init_from_mpi(MPI_COMM_WORLD, &comm);
+    CHECK(rc == HV_SUCCESS, "hv_init_from_mpi: %s %s", hv_strerror(rc), hv_comm_last_error(NULL));
+    if (rc != HV_SUCCESS) break;
+    test_comm = comm;
+    int size = 0, rank = -1;
+    hv_comm_size(comm, &size);
+    hv_comm_rank(comm, &rank);
+    CHECK(size == N && rank == R, "rank/size %d/%d, MPI says %d/%d", rank, size, R, N);
+    test_allreduce(comm, algos[a]);
+    if (large) test_large(comm, algos[a]);
+    if (a == 0) test_other_collectives(comm);
+    test_comm = NULL;
+    CHECK_RC(hv_shutdown(comm));
+  }
+  int total = 0;
+  MPI_Allreduce(&test_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (R == 0) printf("mpi_collectives on %d ranks: %d checks on rank 0, %d failures on all ranks\n", N, test_checks, total);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}

@@ -1,0 +1,80 @@
+/* test_util.h: helpers shared by the collectives tests: element access by dtype as
+ * float64, exact comparison with the first mismatches printed, and a failure count
+ * that the multi-rank tests reduce across ranks before deciding the exit code. */
+#ifndef HV_TEST_UTIL_H
+#define HV_TEST_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hv.h"
+
+static int test_failures;
+static int test_checks;
+
+#define CHECK(cond, ...)                                                   \
+  do {                                                                     \
+    test_checks++;                                                         \
+    if (!(cond)) {                                                         \
+      test_failures++;                                                     \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                 \
+      fprintf(stderr, __VA_ARGS__);                                        \
+      fputc('\n', stderr);                                                 \
+    }                                                                      \
+  } while (0)
+
+/* test_comm: the communicator whose last error explains a failed call. */
+static hv_comm_t *test_comm;
+#define CHECK_RC(call)                                                                        \
+  do {                                                                                        \
+    hv_result_t rc_ = (call);                                                                 \
+    CHECK(rc_ == HV_SUCCESS, "%s -> %s (%s)", #call, hv_strerror(rc_), hv_comm_last_error(test_comm)); \
+  } while (0)
+
+static inline double elem_get(const void *buf, hv_dtype_t t, size_t i) {
+  switch (t) {
+    case HV_UINT8: return ((const uint8_t *)buf)[i];
+    case HV_INT8: return ((const int8_t *)buf)[i];
+    case HV_INT32: return ((const int32_t *)buf)[i];
+    case HV_INT64: return (double)((const int64_t *)buf)[i];
+    case HV_FLOAT16: return hv_half_to_float(((const uint16_t *)buf)[i]);
+    case HV_BFLOAT16: return hv_bfloat16_to_float(((const uint16_t *)buf)[i]);
+    case HV_FLOAT32: return ((const float *)buf)[i];
+    default: return ((const double *)buf)[i];
+  }
+}
+
+static inline void elem_set(void *buf, hv_dtype_t t, size_t i, double v) {
+  switch (t) {
+    case HV_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+    case HV_INT8: ((int8_t *)buf)[i] = (int8_t)v; break;
+    case HV_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
+    case HV_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
+    case HV_FLOAT16: ((uint16_t *)buf)[i] = hv_float_to_half((float)v); break;
+    case HV_BFLOAT16: ((uint16_t *)buf)[i] = hv_float_to_bfloat16((float)v); break;
+    case HV_FLOAT32: ((float *)buf)[i] = (float)v; break;
+    default: ((double *)buf)[i] = v; break;
+  }
+}
+
+/* Compares buf against expected(i) exactly; prints the first 5 mismatches. */
+#define CHECK_ELEMENTS(buf, dtype, n, expected_expr, ...)                              \
+  do {                                                                                 \
+    size_t bad_ = 0;                                                                   \
+    for (size_t i = 0; i < (n); i++) {                                                 \
+      double got_ = elem_get((buf), (dtype), i), want_ = (expected_expr);              \
+      if (got_ != want_) {                                                             \
+        if (bad_ < 5) {                                                                \
+          fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                         \
+          fprintf(stderr, __VA_ARGS__);                                                \
+          fprintf(stderr, " [%zu]: got %.17g, expected %.17g\n", i, got_, want_);     \
+        }                                                                              \
+        bad_++;                                                                        \
+      }                                                                                \
+    }                                                                                  \
+    test_checks++;                                                                     \
+    if (bad_) test_failures++;                                                         \
+  } while (0)
+
+#endif
