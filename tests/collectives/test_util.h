@@ -25,7 +25,7 @@ static int test_checks;
   } while (0)
 
 /* test_comm: the communicator whose last error explains a failed call. */
-static hv_comm_t *test_comm;
+static hv_comm_t *test_comm __attribute__((unused));
 #define CHECK_RC(call)                                                                        \
   do {                                                                                        \
     hv_result_t rc_ = (call);                                                                 \

@@ -1,0 +1,125 @@
+/* unit_pieces.c: unit tests of the engine's pieces: the name hash map (against a
+ * brute-force reference under random insert/remove), the response cache (bit
+ * assignment, metadata match, eviction), fusion packing conversions with scaling
+ * and compression, the element-wise reductions, and size/env parsing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "hashmap.h"
+#include "hv_internal.h"
+#include "reduce.h"
+#include "response_cache.h"
+#include "test_util.h"
+
+static void test_hashmap(void) {
+  enum { KEYS = 2000 };
+  static char names[KEYS][16];
+  static int present[KEYS];
+  hv__map_t map = {0};
+  for (int i = 0; i < KEYS; i++) snprintf(names[i], sizeof names[i], "grad/%d", i);
+  uint64_t s = 12345;
+  for (int step = 0; step < 200000; step++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    int k = (int)((s >> 33) % KEYS);
+    if ((s >> 20) & 1) {
+      hv__map_put(&map, names[k], &present[k]);
+      present[k] = 1;
+    } else {
+      void *v = hv__map_remove(&map, names[k]);
+      CHECK((v != NULL) == present[k], "remove %s", names[k]);
+      present[k] = 0;
+    }
+  }
+  size_t count = 0;
+  for (int k = 0; k < KEYS; k++) {
+    void *v = hv__map_get(&map, names[k]);
+    CHECK((v == &present[k]) == present[k] && (v == NULL) == !present[k], "get %s", names[k]);
+    count += (size_t)present[k];
+  }
+  CHECK(map.count == count, "map count %zu, reference %zu", map.count, count);
+  hv__map_free(&map);
+}
+
+static void test_cache(void) {
+  hv__cache_t cache;
+  CHECK(hv__cache_init(&cache, 3, 2) == 0, "cache init");
+  hv__meta_t m = {0};
+  m.coll = HV__COLL_ALLREDUCE;
+  m.dtype = HV_FLOAT32;
+  m.count = 10;
+  CHECK(hv__cache_insert(&cache, "a", &m, NULL) == 0, "first bit is 0");
+  CHECK(hv__cache_insert(&cache, "b", &m, NULL) == 1, "second bit is 1");
+  CHECK(hv__cache_insert(&cache, "a", &m, NULL) == -1, "no double insert");
+  CHECK(hv__cache_lookup(&cache, "a", &m) == 0, "lookup a");
+  hv__meta_t other = m;
+  other.count = 11;
+  CHECK(hv__cache_lookup(&cache, "a", &other) == -1, "metadata must match");
+  CHECK(hv__cache_find(&cache, "a") == 0, "find ignores metadata");
+  hv__cache_evict(&cache, 0);
+  CHECK(hv__cache_find(&cache, "a") == -1, "evicted");
+  CHECK(hv__cache_insert(&cache, "c", &m, NULL) == 0, "lowest free bit reused");
+  CHECK(hv__cache_insert(&cache, "d", &m, NULL) == 2, "third");
+  CHECK(hv__cache_insert(&cache, "e", &m, NULL) == -1, "full cache refuses");
+  uint64_t counts[2] = {3, 5};
+  hv__cache_evict(&cache, 1);
+  int bit = hv__cache_insert(&cache, "v", &m, counts);
+  CHECK(bit == 1 && hv__cache_entry(&cache, bit)->all_counts[1] == 5, "allgatherv counts kept");
+  hv__cache_free(&cache);
+}
+
+static void test_convert_and_reduce(void) {
+  enum { N = 1000 };
+  float src[N], back[N];
+  uint16_t packed[N];
+  for (int i = 0; i < N; i++) src[i] = (float)(i % 50) - 25.0f;
+  hv__convert(packed, HV_FLOAT16, src, HV_FLOAT32, N, 0.5);
+  hv__convert(back, HV_FLOAT32, packed, HV_FLOAT16, N, 4.0);
+  CHECK_ELEMENTS(back, HV_FLOAT32, (size_t)N, (double)src[i] * 2.0, "fp16 pack with prescale, unpack with postscale");
+  hv__convert(packed, HV_BFLOAT16, src, HV_FLOAT32, N, 1.0);
+  hv__convert(back, HV_FLOAT32, packed, HV_BFLOAT16, N, 1.0);
+  CHECK_ELEMENTS(back, HV_FLOAT32, (size_t)N, (double)src[i], "bf16 round trip of small integers");
+  for (int dt = 0; dt < HV_NUM_DTYPES; dt++) {
+    char a[N * 8], b[N * 8];
+    for (int i = 0; i < N; i++) elem_set(a, (hv_dtype_t)dt, (size_t)i, i % 7), elem_set(b, (hv_dtype_t)dt, (size_t)i, i % 5);
+    hv__reduce(a, b, N, (hv_dtype_t)dt, HV_SUM);
+    CHECK_ELEMENTS(a, (hv_dtype_t)dt, (size_t)N, (double)(i % 7 + i % 5), "sum %s", hv_dtype_name((hv_dtype_t)dt));
+    hv__reduce(a, b, N, (hv_dtype_t)dt, HV_MIN);
+    CHECK_ELEMENTS(a, (hv_dtype_t)dt, (size_t)N, (double)(i % 5), "min %s", hv_dtype_name((hv_dtype_t)dt));
+  }
+  int32_t big[2] = {2147483647, -2147483647 - 1}, one[2] = {1, -1};
+  hv__reduce(big, one, 2, HV_INT32, HV_SUM);
+  CHECK(big[0] == -2147483647 - 1 && big[1] == 2147483647, "int32 sums wrap around");
+  float avg[3] = {3, 7, 10};
+  hv__divide(avg, 3, HV_FLOAT32, 3);
+  CHECK(avg[0] == 1 && avg[2] == 10.0f / 3.0f, "divide");
+}
+
+static void test_parsing(void) {
+  size_t v;
+  CHECK(hv__parse_size("64M", &v) == 0 && v == 64u << 20, "64M");
+  CHECK(hv__parse_size("4k", &v) == 0 && v == 4096, "4k");
+  CHECK(hv__parse_size("1048576", &v) == 0 && v == 1048576, "plain");
+  CHECK(hv__parse_size("12Q", &v) != 0 && hv__parse_size("", &v) != 0 && hv__parse_size("-1", &v) != 0, "bad sizes");
+  hv__config_t c;
+  char err[256];
+  setenv("HV_FUSION_THRESHOLD", "lots", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_ERR_INVALID_ARGUMENT && strstr(err, "HV_FUSION_THRESHOLD"), "bad env: %s", err);
+  unsetenv("HV_FUSION_THRESHOLD");
+  setenv("HV_ALLREDUCE_ALGO", "bogus", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_ERR_INVALID_ARGUMENT && strstr(err, "ring"), "bad algo: %s", err);
+  unsetenv("HV_ALLREDUCE_ALGO");
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_SUCCESS && c.fusion_threshold == 128u << 20 &&
+            c.cycle_time_ms == 1.0 && c.stall_check_s == 60, "defaults");
+  CHECK(strstr(hv_strerror(HV_ERR_MISMATCH), "mismatch") != NULL, "strerror text");
+}
+
+int main(void) {
+  test_hashmap();
+  test_cache();
+  test_convert_and_reduce();
+  test_parsing();
+  printf("%d passed, %d failed\n", test_checks - test_failures, test_failures);
+  return test_failures ? 1 : 0;
+}
