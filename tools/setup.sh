@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# tools/setup.sh run|test: everything a fresh Debian 12 machine needs, in one command.
+#   run   installs the missing Debian packages (tools/deps/*.txt), builds, and runs the
+#         main job;
+#   test  does the same set-up, then the whole test suite: the normal build (with the
+#         GPU code compiled and linked when the CUDA toolkit is present), an
+#         address+undefined sanitizer build of the whole suite, and a thread
+#         sanitizer build of the engine tests.
+# HV_BUILD_DIR chooses the build directory (default: build/ in the source tree).
+set -euo pipefail
+mode=${1:-run}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${HV_BUILD_DIR:-$root/build}
+jobs=$(nproc)
+
+install_packages() {
+  local wanted missing=()
+  wanted=$(cat "$root"/tools/deps/*.txt | sed 's/#.*//' | tr -s ' \t' '\n' | sort -u)
+  for p in $wanted; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+configure_and_build() { # dir, extra cmake args...
+  local dir=$1
+  shift
+  cmake -S "$root" -B "$dir" -DHV_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; exit 1; }
+  grep -A12 "hv .* configuration" "$dir.configure.log" || true
+  cmake --build "$dir" -j"$jobs"
+}
+
+# Open MPI refuses root unless told; CI and containers run as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+install_packages
+mkdir -p "$(dirname "$build")"
+configure_and_build "$build"
+
+case "$mode" in
+  run)
+    # The main job (becomes workloads/cifar_ddp when it lands): hv against MPI on
+    # 2 ranks of this machine, 4 KiB .. 64 MiB.
+    mpirun --oversubscribe --bind-to none -np 2 "$build/tests/collectives/engine_vs_mpi"
+    ;;
+  test)
+    (cd "$build" && ctest --output-on-failure -j2 --timeout 900)
+    # Sanitizers: CPU-only builds (the GPU code cannot run here anyway).
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    export LSAN_OPTIONS=suppressions=$root/tests/sanitizer/lsan.supp
+    export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/sanitizer/tsan.supp"
+    configure_and_build "$build-asan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=address,undefined \
+      -DCMAKE_BUILD_TYPE=Debug
+    (cd "$build-asan" && ctest --output-on-failure -j2 --timeout 900 -LE slow)
+    configure_and_build "$build-tsan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug
+    (cd "$build-tsan" && ctest --output-on-failure -j2 --timeout 900 -L engine)
+    ;;
+  *)
+    echo "usage: tools/setup.sh run|test" >&2
+    exit 2
+    ;;
+esac
