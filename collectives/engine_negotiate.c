@@ -505,10 +505,10 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
     read_bytes(&r, &meta, sizeof meta);
     char *name = read_name(&r);
     if (!name) break;
-    const uint64_t *counts = NULL;
+    const char *counts = NULL; /* unaligned in the buffer: only memcpy from it */
     char *msg = NULL;
     if (kind == RESP_OK && meta.coll == HV__COLL_ALLGATHERV) {
-      counts = (const uint64_t *)r.p;
+      counts = r.p;
       if ((size_t)(r.end - r.p) < sizeof(uint64_t) * (size_t)n) r.bad = 1;
       else r.p += sizeof(uint64_t) * (size_t)n;
     }
@@ -537,7 +537,18 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
         free(name);
         return rc;
       }
-      h->all_counts = bit >= 0 ? hv__cache_entry(&comm->cache, bit)->all_counts : counts;
+      if (bit >= 0) {
+        h->all_counts = hv__cache_entry(&comm->cache, bit)->all_counts;
+      } else if (counts) {
+        /* Not cached (cache full): copy, as the response buffer is unaligned and reused. */
+        h->own_counts = malloc(sizeof(uint64_t) * (size_t)n);
+        if (!h->own_counts) {
+          free(name);
+          return hv__set_error(comm, HV_ERR_NO_MEMORY, "allgatherv counts");
+        }
+        memcpy(h->own_counts, counts, sizeof(uint64_t) * (size_t)n);
+        h->all_counts = h->own_counts;
+      }
       hv__pending_remove(comm, h);
       if (exec_add(comm, h)) {
         free(name);

@@ -20,6 +20,7 @@ void hv__handle_free(struct hv_handle *h) {
   if (!h) return;
   free(h->name);
   free(h->error);
+  free(h->own_counts);
   free(h);
 }
 

@@ -58,7 +58,8 @@ struct hv_handle {
   /* state owned by the background thread */
   int cache_bit;        /* bit set in the last negotiation vector, or -1 */
   int reported_full;    /* sent to the coordinator in full (cache miss) */
-  const uint64_t *all_counts; /* allgatherv: every rank's count (cache or response) */
+  const uint64_t *all_counts; /* allgatherv: every rank's count (cache or own copy) */
+  uint64_t *own_counts;       /* allgatherv not cached: an aligned copy of the response's */
   double t_submit, t_dequeue, t_stall_reported;
   struct hv_handle *next; /* queue / list link */
 

@@ -40,7 +40,7 @@ int hv__cache_lookup(const hv__cache_t *cache, const char *name, const hv__meta_
 }
 
 int hv__cache_insert(hv__cache_t *cache, const char *name, const hv__meta_t *meta,
-                     const uint64_t *all_counts) {
+                     const void *all_counts) {
   if (hv__cache_find(cache, name) >= 0) return -1;
   for (size_t i = 0; i < cache->capacity; i++) {
     hv__cache_entry_t *e = &cache->entries[i];

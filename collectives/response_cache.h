@@ -36,7 +36,7 @@ int hv__cache_find(const hv__cache_t *cache, const char *name);
 /* Inserts (lowest free bit); returns the bit, or -1 when full (the name then keeps
  * going through the coordinator). all_counts is copied when not NULL. */
 int hv__cache_insert(hv__cache_t *cache, const char *name, const struct hv__meta *meta,
-                     const uint64_t *all_counts);
+                     const void *all_counts);
 void hv__cache_evict(hv__cache_t *cache, int bit);
 const hv__cache_entry_t *hv__cache_entry(const hv__cache_t *cache, int bit);
 
