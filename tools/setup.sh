@@ -63,7 +63,7 @@ case "$mode" in
       -DCMAKE_BUILD_TYPE=Debug
     (cd "$build-asan" && ctest --output-on-failure -j2 --timeout 900 -LE slow)
     configure_and_build "$build-tsan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug
-    (cd "$build-tsan" && ctest --output-on-failure -j2 --timeout 900 -L engine)
+    (cd "$build-tsan" && ctest --output-on-failure -j2 --timeout 900 -L tsan)
     ;;
   *)
     echo "usage: tools/setup.sh run|test" >&2
