@@ -90,6 +90,7 @@ static hv_result_t submit(hv_comm_t *comm, struct hv_handle *h, hv_handle_t *out
     if (comm->queue_tail) comm->queue_tail->next = h;
     else comm->queue_head = h;
     comm->queue_tail = h;
+    atomic_fetch_add(&comm->queued, 1);
     pthread_cond_signal(&comm->queue_cv);
   }
   pthread_mutex_unlock(&comm->mutex);
@@ -219,6 +220,7 @@ hv_result_t hv_group_end(hv_comm_t *comm) {
     if (comm->queue_tail) comm->queue_tail->next = group.head;
     else comm->queue_head = group.head;
     comm->queue_tail = group.tail;
+    atomic_fetch_add(&comm->queued, 1);
     pthread_cond_signal(&comm->queue_cv);
   }
   pthread_mutex_unlock(&comm->mutex);

@@ -426,6 +426,7 @@ static int dequeue(hv_comm_t *comm) {
   pthread_mutex_lock(&comm->mutex);
   struct hv_handle *h = comm->queue_head;
   comm->queue_head = comm->queue_tail = NULL;
+  atomic_store(&comm->queued, 0);
   pthread_mutex_unlock(&comm->mutex);
   int any = h != NULL;
   double now = hv__now_us();

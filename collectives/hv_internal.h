@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,8 +64,8 @@ struct hv_handle {
   double t_submit, t_dequeue, t_stall_reported;
   struct hv_handle *next; /* queue / list link */
 
-  /* completion, guarded by comm->mutex */
-  int done;
+  /* completion: written under comm->mutex; read lock-free by hv_wait's short spin */
+  atomic_int done;
   hv_result_t result;
   char *error; /* detail of a failure, or NULL */
 };
@@ -98,6 +99,7 @@ struct hv_comm {
   pthread_cond_t done_cv;  /* hv_wait waits for completions */
   struct hv_handle *queue_head, *queue_tail;
   hv__map_t names_in_flight; /* name -> handle: rejects a name pending twice */
+  atomic_int queued; /* requests in the queue: the engine's lock-free peek */
   int shutdown_requested;
   int engine_stopped; /* the background thread has finished; new submits fail */
   hv_result_t async_error;
