@@ -22,6 +22,10 @@ typedef struct hv__algo_ctx {
   size_t *seg_off; /* size + 1 entries: segment offsets, in elements */
   hv__request_t *reqs; /* grow-only request array */
   size_t reqs_cap;
+  /* Hierarchical algorithms: contexts over the ranks of my node and over the ranks
+   * with my local rank on every node (NULL when not set up). */
+  struct hv__algo_ctx *local, *cross;
+  int uniform_nodes; /* every node has the same number of ranks */
 } hv__algo_ctx_t;
 
 hv_result_t hv__algo_ctx_init(hv__algo_ctx_t *ctx, struct hv_comm *comm, MPI_Comm mpi);
@@ -52,6 +56,7 @@ typedef struct hv__allreduce_algo {
 
 hv_result_t hv__allreduce_ring(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_rd(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__allreduce_hier(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_mpi(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 
 /* The algorithm for this size: forced by HV_ALLREDUCE_ALGO, else by the decision

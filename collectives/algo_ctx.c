@@ -13,7 +13,9 @@ hv_result_t hv__algo_ctx_init(hv__algo_ctx_t *ctx, hv_comm_t *comm, MPI_Comm mpi
   ctx->mpi = mpi;
   HV_CHECK(hv__transport_mpi_init(&ctx->transport, comm, mpi));
   ctx->transport.impl = &ctx->mpi;
-  ctx->seg_off = calloc((size_t)comm->size + 1, sizeof *ctx->seg_off);
+  MPI_Comm_rank(mpi, &ctx->transport.rank);
+  MPI_Comm_size(mpi, &ctx->transport.size);
+  ctx->seg_off = calloc((size_t)ctx->transport.size + 1, sizeof *ctx->seg_off);
   if (!ctx->seg_off) return hv__set_error(comm, HV_ERR_NO_MEMORY, "segment table");
   return HV_SUCCESS;
 }

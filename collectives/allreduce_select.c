@@ -1,9 +1,14 @@
 /* allreduce_select.c: the table of allreduce algorithms and the choice among them.
  *
  * Decision table for HV_ALLREDUCE_ALGO=auto (measured with hvbench on one node,
- * see the README): recursive doubling at or below HV_SMALL_ALLREDUCE_BYTES (default
- * 64 KiB), where its log2(p) latency steps beat the ring's 2(p-1); the ring above,
- * where bandwidth dominates. A single rank needs no communication at all. */
+ * see the README):
+ *   size <= HV_SMALL_ALLREDUCE_BYTES (64 KiB)  -> recursive doubling: log2(p) latency
+ *                                                steps beat the ring's 2(p-1)
+ *   larger, job on several nodes with several  -> hierarchical: only one reduced copy
+ *   ranks each (same count per node)             per local slot crosses the network
+ *   larger otherwise                           -> ring: bandwidth-optimal
+ * HV_HIERARCHICAL_ALLREDUCE=1 forces hierarchical (above the small size), 0 forbids it.
+ * A single rank needs no communication at all. */
 #include "algo.h"
 #include "hv_internal.h"
 
@@ -11,13 +16,20 @@ static const hv__allreduce_algo_t algorithms[] = {
     {HV__ALGO_RING, "ring", hv__allreduce_ring},
     {HV__ALGO_RD, "rd", hv__allreduce_rd},
     {HV__ALGO_MPI, "mpi", hv__allreduce_mpi},
+    {HV__ALGO_HIER, "hier", hv__allreduce_hier},
 };
 
 const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__algo_t forced,
                                                  size_t bytes) {
   hv__algo_t want = forced;
-  if (want == HV__ALGO_AUTO)
-    want = bytes <= ctx->config->small_allreduce_bytes ? HV__ALGO_RD : HV__ALGO_RING;
+  if (want == HV__ALGO_AUTO) {
+    int hier_possible = ctx->local && ctx->cross && ctx->uniform_nodes;
+    int several_nodes = hier_possible && ctx->cross->transport.size > 1 && ctx->local->transport.size > 1;
+    if (bytes <= ctx->config->small_allreduce_bytes) want = HV__ALGO_RD;
+    else if (hier_possible && (ctx->config->hierarchical == 1 || (ctx->config->hierarchical == -1 && several_nodes)))
+      want = HV__ALGO_HIER;
+    else want = HV__ALGO_RING;
+  }
   for (size_t i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++)
     if (algorithms[i].id == want) return &algorithms[i];
   return &algorithms[0];

@@ -18,6 +18,8 @@ static void comm_destroy(hv_comm_t *comm) {
   hv__cache_free(&comm->cache);
   hv__algo_ctx_free(&comm->algo);
   hv__algo_ctx_free(&comm->bench_algo);
+  hv__algo_ctx_free(&comm->algo_local);
+  hv__algo_ctx_free(&comm->algo_cross);
   hv__map_free(&comm->pending);
   hv__map_free(&comm->names_in_flight);
   free(comm->pending_list);
@@ -58,6 +60,31 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
   HV_MPI_CHECK(comm, MPI_Comm_split(comm->mpi, comm->local_rank, comm->rank, &comm->cross));
   MPI_Comm_rank(comm->cross, &comm->cross_rank);
   MPI_Comm_size(comm->cross, &comm->cross_size);
+  MPI_Comm_set_errhandler(comm->local, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(comm->cross, MPI_ERRORS_RETURN);
+
+  /* Hierarchical algorithms need the same number of ranks on every node: find out
+   * now, before the first collective, and refuse a forced hierarchical mode. */
+  int sizes[2] = {comm->local_size, -comm->local_size}, extremes[2];
+  HV_MPI_CHECK(comm, MPI_Allreduce(sizes, extremes, 2, MPI_INT, MPI_MAX, comm->mpi));
+  int uniform = extremes[0] == -extremes[1];
+  int forced = comm->config.hierarchical == 1 || comm->config.allreduce_algo == HV__ALGO_HIER;
+  if (!uniform && forced)
+    return hv__set_error(NULL, HV_ERR_UNSUPPORTED,
+                         "hierarchical allreduce was forced (HV_HIERARCHICAL_ALLREDUCE=1 or HV_ALLREDUCE_ALGO=hier) "
+                         "but nodes have from %d to %d ranks; launch the same number of ranks per node "
+                         "(e.g. srun --ntasks-per-node) or unset it",
+                         -extremes[1], extremes[0]);
+  if (!uniform)
+    HV_LOG(HV__LOG_INFO, "nodes have from %d to %d ranks: hierarchical allreduce is off", -extremes[1], extremes[0]);
+  HV_CHECK(hv__algo_ctx_init(&comm->algo_local, comm, comm->local));
+  HV_CHECK(hv__algo_ctx_init(&comm->algo_cross, comm, comm->cross));
+  hv__algo_ctx_t *ctxs[2] = {&comm->algo, &comm->bench_algo};
+  for (int i = 0; i < 2; i++) {
+    ctxs[i]->local = &comm->algo_local;
+    ctxs[i]->cross = &comm->algo_cross;
+    ctxs[i]->uniform_nodes = uniform;
+  }
   return HV_SUCCESS;
 }
 
@@ -86,9 +113,9 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   MPI_Comm_rank(comm->mpi, &comm->rank);
   MPI_Comm_size(comm->mpi, &comm->size);
   if (hv__log_rank < 0) hv__log_rank = comm->rank;
-  if ((rc = split_nodes(comm)) != HV_SUCCESS ||
-      (rc = hv__algo_ctx_init(&comm->algo, comm, comm->mpi)) != HV_SUCCESS ||
-      (rc = hv__algo_ctx_init(&comm->bench_algo, comm, comm->bench_mpi)) != HV_SUCCESS)
+  if ((rc = hv__algo_ctx_init(&comm->algo, comm, comm->mpi)) != HV_SUCCESS ||
+      (rc = hv__algo_ctx_init(&comm->bench_algo, comm, comm->bench_mpi)) != HV_SUCCESS ||
+      (rc = split_nodes(comm)) != HV_SUCCESS)
     goto fail;
   if (hv__cache_init(&comm->cache, comm->config.cache_capacity, comm->size)) goto oom;
   size_t words = 2 * ((comm->config.cache_capacity + 63) / 64) + 1;

@@ -11,7 +11,7 @@
 
 #include "hv_internal.h"
 
-static const char *const algo_names[HV__NUM_ALGOS] = {"auto", "ring", "rd", "mpi"};
+static const char *const algo_names[HV__NUM_ALGOS] = {"auto", "ring", "rd", "mpi", "hier"};
 
 const char *hv__algo_name(hv__algo_t algo) {
   return (unsigned)algo < HV__NUM_ALGOS ? algo_names[algo] : "?";
@@ -50,6 +50,7 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
   c->allreduce_algo = HV__ALGO_AUTO;
   c->small_allreduce_bytes = 64u << 10;
   c->ring_chunk_bytes = 1u << 20;
+  c->hierarchical = -1;
   c->cache_capacity = 1024;
   c->stall_check_s = 60;
   c->stall_shutdown_s = 0;
@@ -87,7 +88,13 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
     int found = 0;
     for (int i = 0; i < HV__NUM_ALGOS; i++)
       if (strcasecmp(v, algo_names[i]) == 0) c->allreduce_algo = (hv__algo_t)i, found = 1;
-    if (!found) BAD("HV_ALLREDUCE_ALGO", "auto, ring, rd or mpi");
+    if (!found) BAD("HV_ALLREDUCE_ALGO", "auto, ring, rd, mpi or hier");
+  }
+  if ((v = getenv("HV_HIERARCHICAL_ALLREDUCE")) && *v) {
+    if (strcasecmp(v, "auto") == 0) c->hierarchical = -1;
+    else if (strcmp(v, "1") == 0 || strcasecmp(v, "on") == 0) c->hierarchical = 1;
+    else if (strcmp(v, "0") == 0 || strcasecmp(v, "off") == 0) c->hierarchical = 0;
+    else BAD("HV_HIERARCHICAL_ALLREDUCE", "auto, 1 (force on) or 0 (off)");
   }
   if ((v = getenv("HV_COMPRESSION")) && *v) {
     if (strcasecmp(v, "none") == 0) c->compression = HV_COMPRESSION_NONE;

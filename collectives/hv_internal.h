@@ -92,6 +92,7 @@ struct hv_comm {
   hv__config_t config;
   hv__algo_ctx_t algo;       /* the background thread's algorithm context */
   hv__algo_ctx_t bench_algo; /* a user thread's, for hv_bench_allreduce_algorithm */
+  hv__algo_ctx_t algo_local, algo_cross; /* hierarchical phases (shared by both) */
 
   /* user side, guarded by mutex */
   pthread_mutex_t mutex;

@@ -206,10 +206,18 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &R);
   MPI_Comm_size(MPI_COMM_WORLD, &N);
-  int large = argc > 1 && strcmp(argv[1], "--large") == 0;
+  /* Arguments: --large (add the 64 MiB case), --algos=a,b,... (default: all). */
+  int large = 0;
+  char algo_list[128] = "auto,ring,rd,mpi,hier";
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--large") == 0) large = 1;
+    else if (strncmp(argv[i], "--algos=", 8) == 0) snprintf(algo_list, sizeof algo_list, "%s", argv[i] + 8);
+  }
   setenv("HV_FUSION_THRESHOLD", "64K", 1);
-  const char *algos[] = {"auto", "ring", "rd", "mpi"};
-  for (int a = 0; a < 4; a++) {
+  const char *algos[8];
+  int nalgos = 0;
+  for (char *tok = strtok(algo_list, ","); tok && nalgos < 8; tok = strtok(NULL, ",")) algos[nalgos++] = tok;
+  for (int a = 0; a < nalgos; a++) {
     setenv("HV_ALLREDUCE_ALGO", algos[a], 1);
     hv_comm_t *comm = NULL;
     hv_result_t rc = hv_init_from_mpi(MPI_COMM_WORLD, &comm);
@@ -223,6 +231,13 @@ int main(int argc, char **argv) {
     test_allreduce(comm, algos[a]);
     if (large) test_large(comm, algos[a]);
     if (a == 0) test_other_collectives(comm);
+    if (a == 0 && getenv("HV_RANKS_PER_NODE")) {
+      int cross = 0, local = 0;
+      hv_comm_local_size(comm, &local);
+      hv_comm_cross_size(comm, &cross);
+      int per = atoi(getenv("HV_RANKS_PER_NODE"));
+      CHECK(local == per && cross == N / per, "emulated nodes: local size %d, cross size %d for %d per node", local, cross, per);
+    }
     test_comm = NULL;
     CHECK_RC(hv_shutdown(comm));
   }

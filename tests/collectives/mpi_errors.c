@@ -35,6 +35,20 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &R);
   MPI_Comm_size(MPI_COMM_WORLD, &N);
+  /* Uneven ranks per node (2 + 1 with 3 ranks) with hierarchical forced: refused at
+   * init, before any collective, with a message; accepted when the nodes are even. */
+  setenv("HV_RANKS_PER_NODE", "2", 1);
+  setenv("HV_HIERARCHICAL_ALLREDUCE", "1", 1);
+  hv_comm_t *uneven = NULL;
+  hv_result_t init_rc = hv_init_from_mpi(MPI_COMM_WORLD, &uneven);
+  if (N % 2)
+    CHECK(init_rc == HV_ERR_UNSUPPORTED && strstr(hv_comm_last_error(NULL), "from 1 to 2 ranks"),
+          "uneven nodes with forced hierarchical: %s / %s", hv_strerror(init_rc), hv_comm_last_error(NULL));
+  else
+    CHECK(init_rc == HV_SUCCESS, "even nodes: %s", hv_comm_last_error(NULL));
+  hv_shutdown(uneven);
+  unsetenv("HV_RANKS_PER_NODE");
+  unsetenv("HV_HIERARCHICAL_ALLREDUCE");
   setenv("HV_STALL_CHECK_TIME", "1", 1);
   setenv("HV_STALL_SHUTDOWN_TIME", "3", 1);
   hv_comm_t *comm;
