@@ -1,0 +1,97 @@
+#!/bin/bash
+# hvrun under a real single-node Slurm, typed as a user types it, from the build
+# directory with hvrun found on PATH through <build>/bin:
+#   srun --ntasks-per-node=4 hvrun tests/launch/launch_probe
+# The cluster (slurmctld + slurmd, auth/none unless HV_SLURM_AUTH=munge) declares 8
+# CPUs on this (possibly 2-core) machine; it is started by tests/cluster/ scripts in a
+# fresh directory and torn down on exit, leaving no daemon or job behind.
+# Also: 2 tasks get disjoint cores; srun without PMIx fails with the fixes named;
+# hvrun --check (when built with libhvcoll). Exit 77 (skip) without root or Slurm.
+# Usage: slurm_local.sh BUILD_DIR
+set -u
+B=$(cd "$1" && pwd); H=$(cd "$(dirname "$0")" && pwd); C=$(cd "$H/../cluster" && pwd)
+. "$H/launch_lib.sh"
+lib_need_root_tools slurmctld slurmd srun sinfo ss
+HAVE_CHECK=${HV_HAVE_CHECK:-0}
+for v in $(env | sed -n 's/^\(\(SLURM\|OMPI\|PMIX\|HV\)_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+export HV_SLURM_DIR; HV_SLURM_DIR=$(mktemp -d /tmp/hv-slurm-local.XXXXXX)
+export HV_SLURM_PORT; HV_SLURM_PORT=$(lib_free_port) || { echo "no free Slurm port pair"; exit 1; }
+export SLURM_CONF=$HV_SLURM_DIR/slurm.conf
+SHM_BEFORE=$(mktemp /tmp/hv-shm-before.XXXXXX); ls /dev/shm > "$SHM_BEFORE" 2>/dev/null
+teardown() {
+  "$C/slurm-down.sh" >/dev/null
+  rm -rf "$HV_SLURM_DIR" "${1:-}"
+}
+trap 'teardown "$SHM_BEFORE"' EXIT
+t0=$(date +%s%N)
+"$C/slurm-local-up.sh" 8 || { lib_bad "slurm-local-up.sh"; tail -20 "$HV_SLURM_DIR"/log/*.log; exit 1; }
+echo "# single-node Slurm up in $(lib_ms "$t0") ms (port $HV_SLURM_PORT)"
+
+export PATH="$B/bin:$PATH"
+cd "$B"
+O=$HV_SLURM_DIR/out
+t0=$(date +%s%N)
+timeout --signal=KILL 60 srun --ntasks-per-node=4 hvrun tests/launch/launch_probe --expect-size 4 > "$O.1" 2>&1
+lib_check_probe "srun --ntasks-per-node=4 hvrun tests/launch/launch_probe ($(lib_ms "$t0") ms)" "$O.1" 4 1
+grep -q 'oversubscribed' "$O.1" && [ "$(nproc)" -lt 4 ] && lib_ok "4 ranks on $(nproc) cores reported as oversubscribed"
+
+t0=$(date +%s%N)
+timeout --signal=KILL 60 srun -n 2 hvrun tests/launch/launch_probe --expect-size 2 > "$O.2" 2>&1
+if [ "$(nproc)" -ge 2 ]; then
+  lib_check_probe "srun -n 2 hvrun: disjoint cores ($(lib_ms "$t0") ms)" "$O.2" 2 1 disjoint
+else
+  lib_check_probe "srun -n 2 hvrun ($(lib_ms "$t0") ms)" "$O.2" 2 1
+fi
+lib_expect "srun --mpi=none: hvrun names the PMIx fixes" 1 'without PMIx.*srun --mpi=pmix' \
+  srun --mpi=none -n 2 hvrun tests/launch/launch_probe
+lib_expect "srun hvrun: program not found names rank and host" 127 "rank 1/2 \(local 1/2\) on host [^:]+: cannot run 'tests/launch/nope'" \
+  srun -n 2 hvrun tests/launch/nope
+lib_expect "srun -n 1 hvrun --topology -np 2" 0 'local rank 1 ' srun -n 1 hvrun --topology -np 2
+if [ "$HAVE_CHECK" = 1 ]; then
+  LIB_SHOW=1 lib_expect "srun --ntasks-per-node=4 hvrun --check" 0 'hvrun --check: 4 ranks on 1 node: PASSED' \
+    srun --ntasks-per-node=4 hvrun --check
+fi
+
+# a batch job: its script is not a task (SLURM_PROCID=0 but no step), so `hvrun -np 2`
+# runs mpirun inside the allocation, and `srun hvrun` starts tasks as usual
+cat > "$HV_SLURM_DIR/job.sh" <<JOB
+#!/bin/bash
+hvrun -np 2 tests/launch/launch_probe --expect-size 2
+srun hvrun tests/launch/launch_probe --expect-size 2
+JOB
+t0=$(date +%s%N)
+# (sbatch --wait polls every few seconds: watch squeue instead)
+job=$(timeout 30 sbatch --parsable -n 2 -o "$O.4" "$HV_SLURM_DIR/job.sh" 2>&1)
+for _ in $(seq 600); do [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && break; sleep 0.1; done
+n_ompi=$(grep -c '^probe .*launcher=openmpi .* OK$' "$O.4" 2>/dev/null || true)
+n_slurm=$(grep -c '^probe .*launcher=slurm .* OK$' "$O.4" 2>/dev/null || true)
+[ "$n_ompi" = 2 ] && [ "$n_slurm" = 2 ] &&
+  lib_ok "sbatch -n 2: hvrun -np 2 and srun hvrun inside the job ($(lib_ms "$t0") ms)" ||
+  { lib_bad "sbatch job: $n_ompi/2 mpirun ranks, $n_slurm/2 srun ranks OK"; sed 's/^/    | /' "$O.4" | tail -15; }
+
+# the same from an install prefix: hvrun (and libhvcoll) installed by their own
+# install scripts, the probe standing in for <prefix>/workloads/cifar_ddp
+PFX=$HV_SLURM_DIR/prefix
+for sub in collectives tools/hvrun; do
+  [ -e "$B/$sub/cmake_install.cmake" ] && cmake -DCMAKE_INSTALL_PREFIX="$PFX" -P "$B/$sub/cmake_install.cmake" >/dev/null
+done
+mkdir -p "$PFX/workloads" && cp tests/launch/launch_probe "$PFX/workloads/"
+t0=$(date +%s%N)
+(cd "$PFX" && PATH="$PFX/bin:${PATH#$B/bin:}" timeout --signal=KILL 60 \
+  srun --ntasks-per-node=4 hvrun workloads/launch_probe --expect-size 4) > "$O.3" 2>&1
+lib_check_probe "from the install prefix: srun --ntasks-per-node=4 hvrun workloads/launch_probe ($(lib_ms "$t0") ms)" "$O.3" 4 1
+grep -q "$PFX/bin/hvrun" <(PATH="$PFX/bin:${PATH#$B/bin:}" command -v hvrun) && lib_ok "hvrun found in <prefix>/bin" ||
+  lib_bad "hvrun not installed in $PFX/bin"
+
+# a job still running at teardown (slurmstepd ignores SIGTERM): must not survive it
+srun -n 2 hvrun /bin/sleep 300 >/dev/null 2>&1 & disown
+for _ in $(seq 100); do [ -n "$(squeue -h -t R 2>/dev/null)" ] && break; sleep 0.1; done
+[ -n "$(squeue -h -t R 2>/dev/null)" ] && echo "# a 2-task job is running: tearing down under it"
+
+trap - EXIT
+t0=$(date +%s%N); teardown
+left=$(lib_cluster_procs "$HV_SLURM_DIR")
+[ -z "$left" ] && lib_ok "teardown in $(lib_ms "$t0") ms: no daemon, step, task or srun left" || lib_bad "left behind: $left"
+shm=$(lib_shm_leftovers "$SHM_BEFORE"); rm -f "$SHM_BEFORE"
+[ -z "$shm" ] && lib_ok "no shared-memory segment left" || lib_bad "shared memory left in /dev/shm: $shm"
+lib_summary
