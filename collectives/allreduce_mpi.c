@@ -75,8 +75,10 @@ hv_result_t hv__allreduce_mpi(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_d
   const size_t piece = (size_t)INT_MAX / 2;
   for (size_t done = 0; done < count; done += piece) {
     size_t len = count - done < piece ? count - done : piece;
-    HV_MPI_CHECK(ctx->comm, MPI_Allreduce(MPI_IN_PLACE, (char *)buf + done * es, (int)len, type,
-                                          mop, ctx->mpi));
+    MPI_Request req;
+    HV_MPI_CHECK(ctx->comm, MPI_Iallreduce(MPI_IN_PLACE, (char *)buf + done * es, (int)len, type,
+                                           mop, ctx->mpi, &req));
+    HV_CHECK(hv__mpi_wait_all(ctx->comm, 1, &req, "MPI_Iallreduce", 0));
   }
   return HV_SUCCESS;
 }

@@ -29,10 +29,14 @@ static void comm_destroy(hv_comm_t *comm) {
   free(comm->misses.data);
   free(comm->response.data);
   free(comm->fusion_buf);
-  if (comm->local != MPI_COMM_NULL) MPI_Comm_free(&comm->local);
-  if (comm->cross != MPI_COMM_NULL) MPI_Comm_free(&comm->cross);
-  if (comm->bench_mpi != MPI_COMM_NULL) MPI_Comm_free(&comm->bench_mpi);
-  if (comm->mpi != MPI_COMM_NULL) MPI_Comm_free(&comm->mpi);
+  /* After a fatal error (a peer stopped answering) MPI still holds unfinished
+   * requests on these communicators: leave them to the process's end. */
+  if (comm->async_error == HV_SUCCESS) {
+    if (comm->local != MPI_COMM_NULL) MPI_Comm_free(&comm->local);
+    if (comm->cross != MPI_COMM_NULL) MPI_Comm_free(&comm->cross);
+    if (comm->bench_mpi != MPI_COMM_NULL) MPI_Comm_free(&comm->bench_mpi);
+    if (comm->mpi != MPI_COMM_NULL) MPI_Comm_free(&comm->mpi);
+  }
   pthread_mutex_destroy(&comm->mutex);
   pthread_cond_destroy(&comm->queue_cv);
   pthread_cond_destroy(&comm->done_cv);
@@ -199,13 +203,16 @@ hv_result_t hv_shutdown(hv_comm_t *comm) {
   if (!comm) return HV_SUCCESS;
   hv__engine_stop(comm);
   hv_result_t rc = comm->async_error;
+  if (rc != HV_SUCCESS) hv__set_error(NULL, rc, "%s", comm->last_error);
   comm_destroy(comm);
   pthread_mutex_lock(&lifecycle_mutex);
-  int finalize = --hv_live_comms == 0 && hv_started_mpi;
+  static int broken; /* a communicator died: MPI_Finalize would wait for the dead peer */
+  broken |= rc != HV_SUCCESS;
+  int finalize = --hv_live_comms == 0 && hv_started_mpi && !broken;
   if (finalize) hv_started_mpi = 0;
   pthread_mutex_unlock(&lifecycle_mutex);
   if (finalize) MPI_Finalize();
-  return rc == HV_SUCCESS ? HV_SUCCESS : rc;
+  return rc;
 }
 
 #define GETTER(fn, field)                                                        \

@@ -54,6 +54,7 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
   c->cache_capacity = 1024;
   c->stall_check_s = 60;
   c->stall_shutdown_s = 0;
+  c->timeout_s = 60;
   c->compression = HV_COMPRESSION_NONE;
   c->log_level = HV__LOG_WARNING;
   const char *v;
@@ -84,6 +85,8 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
     if (parse_seconds(v, &c->stall_check_s)) BAD("HV_STALL_CHECK_TIME", "seconds, 0 to disable");
   if ((v = getenv("HV_STALL_SHUTDOWN_TIME")) && *v)
     if (parse_seconds(v, &c->stall_shutdown_s)) BAD("HV_STALL_SHUTDOWN_TIME", "seconds, 0 to disable");
+  if ((v = getenv("HV_TIMEOUT")) && *v)
+    if (parse_seconds(v, &c->timeout_s)) BAD("HV_TIMEOUT", "seconds, 0 to wait forever");
   if ((v = getenv("HV_ALLREDUCE_ALGO")) && *v) {
     int found = 0;
     for (int i = 0; i < HV__NUM_ALGOS; i++)

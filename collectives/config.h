@@ -26,6 +26,7 @@ typedef struct hv__config {
   size_t cache_capacity;        /* HV_CACHE_CAPACITY, 0 disables the response cache */
   double stall_check_s;         /* HV_STALL_CHECK_TIME, 0 disables */
   double stall_shutdown_s;      /* HV_STALL_SHUTDOWN_TIME, 0 disables */
+  double timeout_s;             /* HV_TIMEOUT: a wait on peers longer than this fails, 0 never */
   hv_compression_t compression; /* HV_COMPRESSION */
   char timeline_path[512];      /* HV_TIMELINE, "" when off */
   int log_level;                /* HV_LOG_LEVEL */

@@ -13,6 +13,7 @@
  *    second.
  * A submission signals queue_cv, so a sleeping engine wakes within microseconds. */
 #include <errno.h>
+#include <stdio.h>
 #include <sched.h>
 #include <string.h>
 #include <stdlib.h>
@@ -86,9 +87,12 @@ static void *engine_main(void *arg) {
   struct hv_handle *queued = comm->queue_head;
   comm->queue_head = comm->queue_tail = NULL;
   pthread_mutex_unlock(&comm->mutex);
-  const char *why = failure != HV_SUCCESS ? "the engine failed before it ran"
-                                          : "hv_shutdown was called (on this or another rank) before it ran";
-  hv_result_t code = failure != HV_SUCCESS ? HV_ERR_ABORTED : HV_ERR_SHUT_DOWN;
+  char why[1200];
+  if (failure != HV_SUCCESS)
+    snprintf(why, sizeof why, "the engine stopped before it completed: %s", hv_comm_last_error(comm));
+  else
+    snprintf(why, sizeof why, "hv_shutdown was called (on this or another rank) before it ran");
+  hv_result_t code = failure != HV_SUCCESS ? failure : HV_ERR_SHUT_DOWN;
   for (size_t i = 0; i < comm->exec_count; i++)
     hv__handle_complete(comm->exec[i].handle, code, hv__strdup_printf("tensor '%s': %s", comm->exec[i].handle->name, why));
   comm->exec_count = 0;

@@ -107,7 +107,9 @@ static hv_result_t run_broadcast(hv_comm_t *comm, struct hv_handle *h) {
   const size_t piece = HV__TRANSPORT_MAX_MESSAGE;
   for (size_t done = 0; done < bytes; done += piece) {
     size_t len = bytes - done < piece ? bytes - done : piece;
-    HV_MPI_CHECK(comm, MPI_Bcast((char *)h->recvbuf + done, (int)len, MPI_BYTE, h->meta.root, comm->mpi));
+    MPI_Request req;
+    HV_MPI_CHECK(comm, MPI_Ibcast((char *)h->recvbuf + done, (int)len, MPI_BYTE, h->meta.root, comm->mpi, &req));
+    HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "broadcast", 0));
   }
   return HV_SUCCESS;
 }

@@ -17,8 +17,6 @@
  *     all values and can name the mismatch).
  * In steady state (same names every step) a round is one small allreduce: Horovod's
  * response cache. */
-#include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -355,28 +353,6 @@ oom:
 
 /* ---- every rank ---- */
 
-/* Waits for a non-blocking collective without pinning a core: spin briefly (peers are
- * usually microseconds away), then yield, then sleep with a growing interval capped
- * at 200 us (an idle peer joins within its idle wait). */
-static hv_result_t poll_wait(hv_comm_t *comm, MPI_Request *req) {
-  double start = hv__now_us();
-  long sleep_ns = 2000;
-  for (;;) {
-    int done = 0;
-    HV_MPI_CHECK(comm, MPI_Test(req, &done, MPI_STATUS_IGNORE));
-    if (done) return HV_SUCCESS;
-    double waited = hv__now_us() - start;
-    if (waited < 30) continue;
-    if (waited < 200) {
-      sched_yield();
-      continue;
-    }
-    struct timespec ts = {0, sleep_ns};
-    nanosleep(&ts, NULL);
-    if (sleep_ns < 200000) sleep_ns *= 2;
-  }
-}
-
 static int pending_add(hv_comm_t *comm, struct hv_handle *h) {
   if (comm->pending_count == comm->pending_cap) {
     size_t cap = comm->pending_cap ? comm->pending_cap * 2 : 64;
@@ -581,7 +557,7 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
   MPI_Request req;
   HV_MPI_CHECK(comm, MPI_Iallreduce(comm->vec, comm->vec_out, (int)(2 * W + 1), MPI_UINT64_T,
                                     MPI_BAND, comm->mpi, &req));
-  HV_CHECK(poll_wait(comm, &req));
+  HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "negotiation (bit-vector allreduce)", 1));
   unsigned flags = (unsigned)~comm->vec_out[2 * W];
 
   /* Names whose bit is set on every rank: ready, in bit order. */
@@ -607,7 +583,8 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
     if (misses->len > (size_t)INT32_MAX) return hv__set_error(comm, HV_ERR_INTERNAL, "negotiation message too large");
     int mylen = (int)misses->len;
     coordinator_t *c = comm->coordinator;
-    HV_MPI_CHECK(comm, MPI_Gather(&mylen, 1, MPI_INT, c ? c->lens : NULL, 1, MPI_INT, 0, comm->mpi));
+    HV_MPI_CHECK(comm, MPI_Igather(&mylen, 1, MPI_INT, c ? c->lens : NULL, 1, MPI_INT, 0, comm->mpi, &req));
+    HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "negotiation (gather of sizes)", 1));
     if (c) {
       size_t total = 0;
       for (int q = 0; q < n; q++) c->displs[q] = (int)total, total += (size_t)c->lens[q];
@@ -615,22 +592,27 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
       if (bytes_reserve(&c->gathered, total)) return hv__set_error(comm, HV_ERR_NO_MEMORY, "negotiation gather");
       c->gathered.len = total;
     }
-    HV_MPI_CHECK(comm, MPI_Gatherv(misses->data, mylen, MPI_BYTE, c ? c->gathered.data : NULL,
-                                   c ? c->lens : NULL, c ? c->displs : NULL, MPI_BYTE, 0, comm->mpi));
+    HV_MPI_CHECK(comm, MPI_Igatherv(misses->data, mylen, MPI_BYTE, c ? c->gathered.data : NULL,
+                                    c ? c->lens : NULL, c ? c->displs : NULL, MPI_BYTE, 0, comm->mpi, &req));
+    HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "negotiation (gather of requests)", 1));
     bytes_t *resp = &comm->response;
     int resp_len = 0;
     if (c) {
       HV_CHECK(coordinator_process(comm, flags));
       resp_len = (int)c->response.len;
     }
-    HV_MPI_CHECK(comm, MPI_Bcast(&resp_len, 1, MPI_INT, 0, comm->mpi));
+    HV_MPI_CHECK(comm, MPI_Ibcast(&resp_len, 1, MPI_INT, 0, comm->mpi, &req));
+    HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "negotiation (broadcast of responses)", 1));
     if (c) {
       resp = &c->response;
     } else {
       if (bytes_reserve(resp, (size_t)resp_len)) return hv__set_error(comm, HV_ERR_NO_MEMORY, "negotiation response");
       resp->len = (size_t)resp_len;
     }
-    if (resp_len) HV_MPI_CHECK(comm, MPI_Bcast(resp->data, resp_len, MPI_BYTE, 0, comm->mpi));
+    if (resp_len) {
+      HV_MPI_CHECK(comm, MPI_Ibcast(resp->data, resp_len, MPI_BYTE, 0, comm->mpi, &req));
+      HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "negotiation (broadcast of responses)", 1));
+    }
     HV_CHECK(apply_responses(comm, resp->data, (size_t)resp_len));
     if (resp_len) *productive = 1;
   }

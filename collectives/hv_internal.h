@@ -159,6 +159,10 @@ hv_result_t hv__mpi_error(hv_comm_t *comm, int mpi_code, const char *what, const
     if (hv_rc_ != HV_SUCCESS) return hv_rc_; \
   } while (0)
 
+/* Polls requests until done or HV_TIMEOUT (mpi_wait.c); `what` names the operation;
+ * may_sleep for waits on peers that may be idle (negotiation), not for data. */
+hv_result_t hv__mpi_wait_all(hv_comm_t *comm, int n, MPI_Request *reqs, const char *what, int may_sleep);
+
 char *hv__strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 double hv__now_us(void);
 

@@ -24,7 +24,7 @@ struct hv__transport {
                        hv__request_t *req);
   hv_result_t (*irecv)(hv__transport_t *t, int peer, int tag, void *buf, size_t bytes,
                        hv__request_t *req);
-  hv_result_t (*wait)(hv__transport_t *t, hv__request_t *req);
+  hv_result_t (*wait)(hv__transport_t *t, hv__request_t *req); /* bounded by HV_TIMEOUT */
   hv_result_t (*waitall)(hv__transport_t *t, hv__request_t *reqs, int n);
   void *impl;
   struct hv_comm *comm; /* for error details */

@@ -24,14 +24,12 @@ static hv_result_t mpi_irecv(hv__transport_t *t, int peer, int tag, void *buf, s
 }
 
 static hv_result_t mpi_wait(hv__transport_t *t, hv__request_t *req) {
-  HV_MPI_CHECK(t->comm, MPI_Wait(&req->mpi, MPI_STATUS_IGNORE));
-  return HV_SUCCESS;
+  return hv__mpi_wait_all(t->comm, 1, &req->mpi, "a point-to-point transfer", 0);
 }
 
 static hv_result_t mpi_waitall(hv__transport_t *t, hv__request_t *reqs, int n) {
   _Static_assert(sizeof(hv__request_t) == sizeof(MPI_Request), "request must wrap MPI_Request only");
-  HV_MPI_CHECK(t->comm, MPI_Waitall(n, (MPI_Request *)reqs, MPI_STATUSES_IGNORE));
-  return HV_SUCCESS;
+  return hv__mpi_wait_all(t->comm, n, (MPI_Request *)reqs, "point-to-point transfers", 0);
 }
 
 hv_result_t hv__transport_mpi_init(hv__transport_t *t, struct hv_comm *comm, MPI_Comm mpi) {
