@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "shm_region.h"
 #include "hv.h"
 #include "transport.h"
 
@@ -26,6 +27,7 @@ typedef struct hv__algo_ctx {
    * with my local rank on every node (NULL when not set up). */
   struct hv__algo_ctx *local, *cross;
   int uniform_nodes; /* every node has the same number of ranks */
+  hv__shm_t *shm;    /* the node's shared-memory region, or NULL (then MPI carries it) */
 } hv__algo_ctx_t;
 
 hv_result_t hv__algo_ctx_init(hv__algo_ctx_t *ctx, struct hv_comm *comm, MPI_Comm mpi);
@@ -57,6 +59,9 @@ typedef struct hv__allreduce_algo {
 hv_result_t hv__allreduce_ring(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_rd(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_hier(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__allreduce_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+/* The hierarchical allreduce with its node phases in shared memory (ctx->shm). */
+hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_mpi(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 
 /* The algorithm for this size: forced by HV_ALLREDUCE_ALGO, else by the decision

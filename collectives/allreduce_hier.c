@@ -22,6 +22,7 @@ hv_result_t hv__allreduce_hier(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_
     return hv__set_error(ctx->comm, HV_ERR_UNSUPPORTED,
                          "hierarchical allreduce needs the same number of ranks on every node");
   if (count == 0) return HV_SUCCESS;
+  if (ctx->shm) return hv__allreduce_hier_shm(ctx, buf, count, dtype, op);
   size_t es = hv_dtype_size(dtype);
   int l = local->transport.size, lr = local->transport.rank;
   hv__ring_even_segments(local, count);

@@ -6,6 +6,7 @@
  *                                                steps beat the ring's 2(p-1)
  *   larger, job on several nodes with several  -> hierarchical: only one reduced copy
  *   ranks each (same count per node)             per local slot crosses the network
+ *   larger, one node with shared memory        -> shm: each byte copied in and out once
  *   larger otherwise                           -> ring: bandwidth-optimal
  * HV_HIERARCHICAL_ALLREDUCE=1 forces hierarchical (above the small size), 0 forbids it.
  * A single rank needs no communication at all. */
@@ -17,6 +18,7 @@ static const hv__allreduce_algo_t algorithms[] = {
     {HV__ALGO_RD, "rd", hv__allreduce_rd},
     {HV__ALGO_MPI, "mpi", hv__allreduce_mpi},
     {HV__ALGO_HIER, "hier", hv__allreduce_hier},
+    {HV__ALGO_SHM, "shm", hv__allreduce_shm},
 };
 
 const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__algo_t forced,
@@ -28,6 +30,7 @@ const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__
     if (bytes <= ctx->config->small_allreduce_bytes) want = HV__ALGO_RD;
     else if (hier_possible && (ctx->config->hierarchical == 1 || (ctx->config->hierarchical == -1 && several_nodes)))
       want = HV__ALGO_HIER;
+    else if (ctx->shm && ctx->shm->local_size == ctx->transport.size) want = HV__ALGO_SHM;
     else want = HV__ALGO_RING;
   }
   for (size_t i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++)

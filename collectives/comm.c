@@ -20,6 +20,7 @@ static void comm_destroy(hv_comm_t *comm) {
   hv__algo_ctx_free(&comm->bench_algo);
   hv__algo_ctx_free(&comm->algo_local);
   hv__algo_ctx_free(&comm->algo_cross);
+  hv__shm_destroy(&comm->shm);
   hv__map_free(&comm->pending);
   hv__map_free(&comm->names_in_flight);
   free(comm->pending_list);
@@ -83,11 +84,16 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
     HV_LOG(HV__LOG_INFO, "nodes have from %d to %d ranks: hierarchical allreduce is off", -extremes[1], extremes[0]);
   HV_CHECK(hv__algo_ctx_init(&comm->algo_local, comm, comm->local));
   HV_CHECK(hv__algo_ctx_init(&comm->algo_cross, comm, comm->cross));
+  /* Shared memory for the node phases of CPU allreduce; without it MPI carries them. */
+  if (comm->local_size > 1 && comm->config.shm_slot_bytes > 0 &&
+      hv__shm_create(&comm->shm, comm, comm->local, comm->config.shm_slot_bytes) != HV_SUCCESS)
+    memset(&comm->shm, 0, sizeof comm->shm);
   hv__algo_ctx_t *ctxs[2] = {&comm->algo, &comm->bench_algo};
   for (int i = 0; i < 2; i++) {
     ctxs[i]->local = &comm->algo_local;
     ctxs[i]->cross = &comm->algo_cross;
     ctxs[i]->uniform_nodes = uniform;
+    ctxs[i]->shm = comm->shm.header ? &comm->shm : NULL;
   }
   return HV_SUCCESS;
 }

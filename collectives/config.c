@@ -11,7 +11,7 @@
 
 #include "hv_internal.h"
 
-static const char *const algo_names[HV__NUM_ALGOS] = {"auto", "ring", "rd", "mpi", "hier"};
+static const char *const algo_names[HV__NUM_ALGOS] = {"auto", "ring", "rd", "mpi", "hier", "shm"};
 
 const char *hv__algo_name(hv__algo_t algo) {
   return (unsigned)algo < HV__NUM_ALGOS ? algo_names[algo] : "?";
@@ -51,6 +51,7 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
   c->small_allreduce_bytes = 64u << 10;
   c->ring_chunk_bytes = 1u << 20;
   c->hierarchical = -1;
+  c->shm_slot_bytes = 4u << 20;
   c->cache_capacity = 1024;
   c->stall_check_s = 60;
   c->stall_shutdown_s = 0;
@@ -85,13 +86,16 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
     if (parse_seconds(v, &c->stall_check_s)) BAD("HV_STALL_CHECK_TIME", "seconds, 0 to disable");
   if ((v = getenv("HV_STALL_SHUTDOWN_TIME")) && *v)
     if (parse_seconds(v, &c->stall_shutdown_s)) BAD("HV_STALL_SHUTDOWN_TIME", "seconds, 0 to disable");
+  if ((v = getenv("HV_SHM_SLOT_BYTES")) && *v)
+    if (hv__parse_size(v, &c->shm_slot_bytes) || (c->shm_slot_bytes && c->shm_slot_bytes < 4096))
+      BAD("HV_SHM_SLOT_BYTES", "a size of at least 4K, such as 4M, or 0 to disable shared memory");
   if ((v = getenv("HV_TIMEOUT")) && *v)
     if (parse_seconds(v, &c->timeout_s)) BAD("HV_TIMEOUT", "seconds, 0 to wait forever");
   if ((v = getenv("HV_ALLREDUCE_ALGO")) && *v) {
     int found = 0;
     for (int i = 0; i < HV__NUM_ALGOS; i++)
       if (strcasecmp(v, algo_names[i]) == 0) c->allreduce_algo = (hv__algo_t)i, found = 1;
-    if (!found) BAD("HV_ALLREDUCE_ALGO", "auto, ring, rd, mpi or hier");
+    if (!found) BAD("HV_ALLREDUCE_ALGO", "auto, ring, rd, mpi, hier or shm");
   }
   if ((v = getenv("HV_HIERARCHICAL_ALLREDUCE")) && *v) {
     if (strcasecmp(v, "auto") == 0) c->hierarchical = -1;

@@ -13,7 +13,8 @@ typedef enum {
   HV__ALGO_RD = 2,
   HV__ALGO_MPI = 3,
   HV__ALGO_HIER = 4,
-  HV__NUM_ALGOS = 5
+  HV__ALGO_SHM = 5,
+  HV__NUM_ALGOS = 6
 } hv__algo_t;
 
 typedef struct hv__config {
@@ -22,6 +23,7 @@ typedef struct hv__config {
   hv__algo_t allreduce_algo;    /* HV_ALLREDUCE_ALGO */
   size_t small_allreduce_bytes; /* HV_SMALL_ALLREDUCE_BYTES: auto uses rd at or below */
   int hierarchical;             /* HV_HIERARCHICAL_ALLREDUCE: -1 auto, 0 off, 1 forced */
+  size_t shm_slot_bytes;        /* HV_SHM_SLOT_BYTES: per-rank shared slot, 0 disables */
   size_t ring_chunk_bytes;      /* HV_RING_CHUNK_BYTES */
   size_t cache_capacity;        /* HV_CACHE_CAPACITY, 0 disables the response cache */
   double stall_check_s;         /* HV_STALL_CHECK_TIME, 0 disables */

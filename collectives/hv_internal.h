@@ -93,6 +93,7 @@ struct hv_comm {
   hv__algo_ctx_t algo;       /* the background thread's algorithm context */
   hv__algo_ctx_t bench_algo; /* a user thread's, for hv_bench_allreduce_algorithm */
   hv__algo_ctx_t algo_local, algo_cross; /* hierarchical phases (shared by both) */
+  hv__shm_t shm; /* the node's shared-memory region (shm.header NULL: none) */
 
   /* user side, guarded by mutex */
   pthread_mutex_t mutex;

@@ -208,7 +208,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &N);
   /* Arguments: --large (add the 64 MiB case), --algos=a,b,... (default: all). */
   int large = 0;
-  char algo_list[128] = "auto,ring,rd,mpi,hier";
+  char algo_list[128] = "auto,ring,rd,mpi,hier,shm";
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--large") == 0) large = 1;
     else if (strncmp(argv[i], "--algos=", 8) == 0) snprintf(algo_list, sizeof algo_list, "%s", argv[i] + 8);

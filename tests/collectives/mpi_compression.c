@@ -84,8 +84,8 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &R);
   MPI_Comm_size(MPI_COMM_WORLD, &N);
-  const char *algos[] = {"ring", "rd", "mpi", "hier"};
-  for (int a = 0; a < 4; a++) {
+  const char *algos[] = {"ring", "rd", "mpi", "hier", "shm"};
+  for (int a = 0; a < 5; a++) {
     setenv("HV_ALLREDUCE_ALGO", algos[a], 1);
     hv_comm_t *comm;
     if (hv_init_from_mpi(MPI_COMM_WORLD, &comm) != HV_SUCCESS) {

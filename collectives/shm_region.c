@@ -1,0 +1,98 @@
+/* shm_region.c: set-up, mapping and barrier of the node's shared-memory region (see
+ * shm_region.h). Local rank 0 creates the object with O_EXCL and mode 0600 under a
+ * name made of the job's id, its own pid and a per-process counter, broadcasts the
+ * name, everyone maps it, a barrier, then rank 0 unlinks it: the mapping lives on
+ * until each process unmaps it or exits, the name does not. */
+#include "shm_region.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hv_internal.h"
+
+static atomic_uint region_counter;
+
+char *hv__shm_slot(const hv__shm_t *shm, int local_rank) {
+  return shm->slots + (size_t)local_rank * shm->slot_bytes;
+}
+
+hv_result_t hv__shm_create(hv__shm_t *shm, hv_comm_t *comm, MPI_Comm local, size_t slot_bytes) {
+  memset(shm, 0, sizeof *shm);
+  MPI_Comm_rank(local, &shm->local_rank);
+  MPI_Comm_size(local, &shm->local_size);
+  shm->slot_bytes = (slot_bytes + 63) & ~(size_t)63;
+  shm->timeout_s = comm->config.timeout_s;
+  shm->map_bytes = sizeof(hv__shm_header_t) + 64 + (size_t)shm->local_size * shm->slot_bytes;
+  char name[96] = {0};
+  int ok = 1;
+  if (shm->local_rank == 0) {
+    const char *job = getenv("SLURM_JOB_ID");
+    if (!job) job = getenv("OMPI_MCA_ess_base_jobid");
+    snprintf(name, sizeof name, "/hv-%s-%ld-%u", job ? job : "x", (long)getpid(),
+             atomic_fetch_add(&region_counter, 1));
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)shm->map_bytes) != 0) {
+      HV_LOG(HV__LOG_INFO, "shared memory '%s' unavailable (%s): intra-node traffic goes through MPI", name,
+             strerror(errno));
+      if (fd >= 0) close(fd), shm_unlink(name);
+      ok = 0;
+      name[0] = '\0';
+    } else {
+      close(fd);
+    }
+  }
+  HV_MPI_CHECK(comm, MPI_Bcast(name, sizeof name, MPI_CHAR, 0, local));
+  if (!name[0]) return HV_ERR_UNSUPPORTED;
+  void *map = MAP_FAILED;
+  int fd = shm_open(name, O_RDWR, 0600);
+  if (fd >= 0) {
+    map = mmap(NULL, shm->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+  }
+  ok = map != MAP_FAILED;
+  int all_ok = 0;
+  HV_MPI_CHECK(comm, MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, local));
+  if (shm->local_rank == 0) shm_unlink(name); /* everyone has it mapped (or gave up) */
+  if (!all_ok) {
+    if (map != MAP_FAILED) munmap(map, shm->map_bytes);
+    return HV_ERR_UNSUPPORTED;
+  }
+  shm->header = map;
+  shm->slots = (char *)map + ((sizeof(hv__shm_header_t) + 63) & ~(size_t)63);
+  shm->my_sense = 0;
+  return HV_SUCCESS;
+}
+
+void hv__shm_destroy(hv__shm_t *shm) {
+  if (shm->header) munmap(shm->header, shm->map_bytes);
+  memset(shm, 0, sizeof *shm);
+}
+
+hv_result_t hv__shm_barrier(hv__shm_t *shm, hv_comm_t *comm) {
+  unsigned sense = shm->my_sense ^ 1u;
+  shm->my_sense = sense;
+  if (atomic_fetch_add_explicit(&shm->header->arrived, 1, memory_order_acq_rel) + 1 == (unsigned)shm->local_size) {
+    atomic_store_explicit(&shm->header->arrived, 0, memory_order_relaxed);
+    atomic_store_explicit(&shm->header->sense, sense, memory_order_release);
+    return HV_SUCCESS;
+  }
+  double start = hv__now_us();
+  for (unsigned iter = 0; atomic_load_explicit(&shm->header->sense, memory_order_acquire) != sense; iter++) {
+    if ((iter & 255) == 255) {
+      double waited = hv__now_us() - start;
+      if (shm->timeout_s > 0 && waited > shm->timeout_s * 1e6)
+        return hv__set_error(comm, HV_ERR_TIMEOUT,
+                             "rank %d: a shared-memory barrier of the node did not complete within HV_TIMEOUT=%g s: "
+                             "a rank on this node stopped answering", comm->rank, shm->timeout_s);
+      if (waited > 50) sched_yield();
+    }
+  }
+  return HV_SUCCESS;
+}

@@ -1,0 +1,40 @@
+/* shm_region.h: a POSIX shared-memory region shared by the ranks of one node, for
+ * the intra-node phases of allreduce on CPU buffers. Created once per communicator
+ * (owner-only permissions, a name unique to the job, node and communicator) and
+ * unlinked as soon as every local rank has mapped it, so nothing is left in
+ * /dev/shm even when the job is killed. Holds one slot per local rank and a
+ * sense-reversing barrier. */
+#ifndef HV_SHM_REGION_H
+#define HV_SHM_REGION_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "hv.h"
+
+typedef struct hv__shm_header {
+  _Alignas(64) atomic_uint arrived;
+  _Alignas(64) atomic_uint sense;
+} hv__shm_header_t;
+
+typedef struct hv__shm {
+  hv__shm_header_t *header;
+  char *slots; /* local_size slots of slot_bytes, 64-byte aligned */
+  size_t slot_bytes, map_bytes;
+  int local_rank, local_size;
+  unsigned my_sense;
+  double timeout_s;
+} hv__shm_t;
+
+struct hv_comm;
+/* Collective over the local communicator. On failure (no /dev/shm, no memory) returns
+ * an error; the caller then simply does without shared memory. */
+hv_result_t hv__shm_create(hv__shm_t *shm, struct hv_comm *comm, MPI_Comm local, size_t slot_bytes);
+void hv__shm_destroy(hv__shm_t *shm);
+char *hv__shm_slot(const hv__shm_t *shm, int local_rank);
+/* Waits until every local rank arrived; HV_ERR_TIMEOUT after the communicator's
+ * HV_TIMEOUT (a local peer died or stopped). */
+hv_result_t hv__shm_barrier(hv__shm_t *shm, struct hv_comm *comm);
+
+#endif
