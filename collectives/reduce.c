@@ -3,6 +3,8 @@
  * one rounding per element-wise operation, as the wire format forces. */
 #include "reduce.h"
 
+#include "half_simd.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -67,7 +69,9 @@ void hv__reduce(void *dst, const void *src, size_t n, hv_dtype_t dtype, hv_op_t 
     case HV_INT8: reduce_i8(dst, src, n, op); break;
     case HV_INT32: reduce_i32(dst, src, n, op); break;
     case HV_INT64: reduce_i64(dst, src, n, op); break;
-    case HV_FLOAT16: reduce_f16(dst, src, n, op); break;
+    case HV_FLOAT16:
+      if (!((op == HV_SUM || op == HV_AVERAGE) && hv__simd_sum_f16(dst, src, n))) reduce_f16(dst, src, n, op);
+      break;
     case HV_BFLOAT16: reduce_bf16(dst, src, n, op); break;
     case HV_FLOAT32: reduce_f32(dst, src, n, op); break;
     case HV_FLOAT64: reduce_f64(dst, src, n, op); break;
@@ -114,6 +118,7 @@ void hv__convert(void *dst, hv_dtype_t dst_dtype, const void *src, hv_dtype_t sr
   } else if (src_dtype == HV_FLOAT32 && dst_dtype == HV_FLOAT16) {
     uint16_t *d = dst;
     const float *s = src;
+    if (hv__simd_f32_to_f16(d, s, n, f)) return;
     if (factor == 1.0)
       for (size_t i = 0; i < n; i++) d[i] = hv_float_to_half(s[i]);
     else
@@ -121,6 +126,7 @@ void hv__convert(void *dst, hv_dtype_t dst_dtype, const void *src, hv_dtype_t sr
   } else if (src_dtype == HV_FLOAT16 && dst_dtype == HV_FLOAT32) {
     float *d = dst;
     const uint16_t *s = src;
+    if (hv__simd_f16_to_f32(d, s, n, f)) return;
     for (size_t i = 0; i < n; i++) d[i] = hv_half_to_float(s[i]) * f;
   } else if (src_dtype == HV_FLOAT32 && dst_dtype == HV_BFLOAT16) {
     uint16_t *d = dst;

@@ -96,6 +96,33 @@ static void test_convert_and_reduce(void) {
   CHECK(avg[0] == 1 && avg[2] == 10.0f / 3.0f, "divide");
 }
 
+/* The vectorised fp16 loops (half_simd.c, used by hv__convert and hv__reduce when the
+ * CPU has F16C) must give the bits of the portable per-element functions. */
+static void test_simd_matches_scalar(void) {
+  enum { N = 10007 };
+  static float src[N], back[N];
+  static uint16_t packed[N], a[N], b[N];
+  uint64_t s = 99;
+  for (int i = 0; i < N; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    src[i] = ((float)(s >> 40) / 16777216.0f - 0.5f) * (i % 2 ? 1e5f : 1e-3f);
+  }
+  hv__convert(packed, HV_FLOAT16, src, HV_FLOAT32, N, 0.75);
+  size_t bad = 0;
+  for (int i = 0; i < N; i++) bad += packed[i] != hv_float_to_half(src[i] * 0.75f);
+  CHECK(bad == 0, "f32->f16 packing: %zu elements differ from hv_float_to_half", bad);
+  hv__convert(back, HV_FLOAT32, packed, HV_FLOAT16, N, 2.0);
+  bad = 0;
+  for (int i = 0; i < N; i++) bad += back[i] != hv_half_to_float(packed[i]) * 2.0f;
+  CHECK(bad == 0, "f16->f32 unpacking: %zu elements differ", bad);
+  for (int i = 0; i < N; i++) a[i] = packed[i], b[i] = packed[(i * 7) % N];
+  hv__reduce(a, b, N, HV_FLOAT16, HV_SUM);
+  bad = 0;
+  for (int i = 0; i < N; i++)
+    bad += a[i] != hv_float_to_half(hv_half_to_float(packed[i]) + hv_half_to_float(packed[(i * 7) % N]));
+  CHECK(bad == 0, "fp16 sum: %zu elements differ", bad);
+}
+
 static void test_parsing(void) {
   size_t v;
   CHECK(hv__parse_size("64M", &v) == 0 && v == 64u << 20, "64M");
@@ -119,6 +146,7 @@ int main(void) {
   test_hashmap();
   test_cache();
   test_convert_and_reduce();
+  test_simd_matches_scalar();
   test_parsing();
   printf("%d passed, %d failed\n", test_checks - test_failures, test_failures);
   return test_failures ? 1 : 0;
