@@ -88,40 +88,42 @@ void hv__ring_even_segments(hv__algo_ctx_t *ctx, size_t count) {
   for (int i = 0; i < n; i++) ctx->seg_off[i + 1] = ctx->seg_off[i] + base + ((size_t)i < extra);
 }
 
-hv_result_t hv__ring_reduce_scatter(hv__algo_ctx_t *ctx, void *buf, const size_t *off,
-                                    hv_dtype_t dtype, hv_op_t op) {
+/* One phase of the ring. Reduce-scatter (reduce != 0): receive segment (r-s-2) into
+ * a slot and reduce it into the buffer; allgather: receive segment (r-s-1) straight
+ * into the buffer. Either way, the chunk just received is what step s+1 forwards. */
+static hv_result_t ring_phase(hv__algo_ctx_t *ctx, char *data, const size_t *off, size_t es,
+                              hv_dtype_t dtype, hv_op_t op, int reduce) {
   hv__transport_t *t = &ctx->transport;
   int n = t->size, r = t->rank;
   if (n == 1) return HV_SUCCESS;
-  size_t es = hv_dtype_size(dtype);
   size_t chunk = chunk_elems(ctx, es);
   int right = (r + 1) % n, left = (r - 1 + n) % n;
-  char *data = buf;
+  int tag = reduce ? HV__TAG_RING_RS : HV__TAG_RING_AG;
+  int recv_shift = reduce ? 2 : 1;
 
-  char *slots;
-  HV_CHECK(hv__algo_scratch(ctx, RING_RECV_DEPTH * chunk * es, (void **)&slots));
-  size_t nsend_max = max_sends(off, n, chunk) + RING_RECV_DEPTH;
+  char *slots = NULL;
+  if (reduce) HV_CHECK(hv__algo_scratch(ctx, RING_RECV_DEPTH * chunk * es, (void **)&slots));
   hv__request_t *reqs;
-  HV_CHECK(hv__algo_reqs(ctx, nsend_max + RING_RECV_DEPTH, &reqs));
+  HV_CHECK(hv__algo_reqs(ctx, max_sends(off, n, chunk) + 2 * RING_RECV_DEPTH, &reqs));
   hv__request_t *recv_req = reqs, *send_req = reqs + RING_RECV_DEPTH;
   size_t nsend = 0;
 
   /* Receives first, so the left neighbour's first chunks find them posted. */
-  ring_walk_t post = walk_begin(off, chunk, n, r, 2), take = post;
+  ring_walk_t post = walk_begin(off, chunk, n, r, recv_shift), take = post;
   size_t posted = 0, taken = 0;
   for (; walk_valid(&post) && posted < RING_RECV_DEPTH; posted++) {
-    size_t start, len;
+    size_t start, len, slot = posted % RING_RECV_DEPTH;
     walk_range(&post, &start, &len);
-    HV_CHECK(t->irecv(t, left, HV__TAG_RING_RS, slots + (posted % RING_RECV_DEPTH) * chunk * es,
-                      len * es, &recv_req[posted % RING_RECV_DEPTH]));
+    char *into = reduce ? slots + slot * chunk * es : data + start * es;
+    HV_CHECK(t->irecv(t, left, tag, into, len * es, &recv_req[slot]));
     post.j++;
     walk_settle(&post);
   }
-  /* Step 0 sends my own data of segment r-1: all of it is ready now. */
-  for (ring_walk_t send0 = walk_begin(off, chunk, n, r, 1); walk_valid(&send0) && send0.step == 0;) {
+  /* Step 0 sends my own segment (r-1 for reduce-scatter, r for allgather): ready now. */
+  for (ring_walk_t send0 = walk_begin(off, chunk, n, r, recv_shift - 1); walk_valid(&send0) && send0.step == 0;) {
     size_t start, len;
     walk_range(&send0, &start, &len);
-    HV_CHECK(t->isend(t, right, HV__TAG_RING_RS, data + start * es, len * es, &send_req[nsend++]));
+    HV_CHECK(t->isend(t, right, tag, data + start * es, len * es, &send_req[nsend++]));
     send0.j++;
     walk_settle(&send0);
   }
@@ -129,18 +131,17 @@ hv_result_t hv__ring_reduce_scatter(hv__algo_ctx_t *ctx, void *buf, const size_t
     size_t slot = taken % RING_RECV_DEPTH, start, len;
     walk_range(&take, &start, &len);
     HV_CHECK(t->wait(t, &recv_req[slot]));
-    hv__reduce(data + start * es, slots + slot * chunk * es, len, dtype, op);
-    /* This chunk of segment (r-s-2) is what step s+1 sends: forward it now. */
+    if (reduce) hv__reduce(data + start * es, slots + slot * chunk * es, len, dtype, op);
     if (take.step + 1 <= n - 2)
-      HV_CHECK(t->isend(t, right, HV__TAG_RING_RS, data + start * es, len * es, &send_req[nsend++]));
+      HV_CHECK(t->isend(t, right, tag, data + start * es, len * es, &send_req[nsend++]));
     taken++;
     take.j++;
     walk_settle(&take);
     if (walk_valid(&post)) {
       size_t pstart, plen;
       walk_range(&post, &pstart, &plen);
-      HV_CHECK(t->irecv(t, left, HV__TAG_RING_RS, slots + slot * chunk * es, plen * es,
-                        &recv_req[slot]));
+      char *into = reduce ? slots + slot * chunk * es : data + pstart * es;
+      HV_CHECK(t->irecv(t, left, tag, into, plen * es, &recv_req[slot]));
       posted++;
       post.j++;
       walk_settle(&post);
@@ -149,54 +150,11 @@ hv_result_t hv__ring_reduce_scatter(hv__algo_ctx_t *ctx, void *buf, const size_t
   return t->waitall(t, send_req, (int)nsend);
 }
 
+hv_result_t hv__ring_reduce_scatter(hv__algo_ctx_t *ctx, void *buf, const size_t *off,
+                                    hv_dtype_t dtype, hv_op_t op) {
+  return ring_phase(ctx, buf, off, hv_dtype_size(dtype), dtype, op, 1);
+}
+
 hv_result_t hv__ring_allgather(hv__algo_ctx_t *ctx, void *buf, const size_t *off, size_t es) {
-  hv__transport_t *t = &ctx->transport;
-  int n = t->size, r = t->rank;
-  if (n == 1) return HV_SUCCESS;
-  size_t chunk = chunk_elems(ctx, es);
-  int right = (r + 1) % n, left = (r - 1 + n) % n;
-  char *data = buf;
-
-  size_t nsend_max = max_sends(off, n, chunk) + RING_RECV_DEPTH;
-  hv__request_t *reqs;
-  HV_CHECK(hv__algo_reqs(ctx, nsend_max + RING_RECV_DEPTH, &reqs));
-  hv__request_t *recv_req = reqs, *send_req = reqs + RING_RECV_DEPTH;
-  size_t nsend = 0;
-
-  ring_walk_t post = walk_begin(off, chunk, n, r, 1), take = post;
-  size_t posted = 0, taken = 0;
-  for (; walk_valid(&post) && posted < RING_RECV_DEPTH; posted++) {
-    size_t start, len;
-    walk_range(&post, &start, &len);
-    HV_CHECK(t->irecv(t, left, HV__TAG_RING_AG, data + start * es, len * es,
-                      &recv_req[posted % RING_RECV_DEPTH]));
-    post.j++;
-    walk_settle(&post);
-  }
-  for (ring_walk_t send0 = walk_begin(off, chunk, n, r, 0); walk_valid(&send0) && send0.step == 0;) {
-    size_t start, len;
-    walk_range(&send0, &start, &len);
-    HV_CHECK(t->isend(t, right, HV__TAG_RING_AG, data + start * es, len * es, &send_req[nsend++]));
-    send0.j++;
-    walk_settle(&send0);
-  }
-  while (walk_valid(&take)) {
-    size_t slot = taken % RING_RECV_DEPTH, start, len;
-    walk_range(&take, &start, &len);
-    HV_CHECK(t->wait(t, &recv_req[slot]));
-    if (take.step + 1 <= n - 2)
-      HV_CHECK(t->isend(t, right, HV__TAG_RING_AG, data + start * es, len * es, &send_req[nsend++]));
-    taken++;
-    take.j++;
-    walk_settle(&take);
-    if (walk_valid(&post)) {
-      size_t pstart, plen;
-      walk_range(&post, &pstart, &plen);
-      HV_CHECK(t->irecv(t, left, HV__TAG_RING_AG, data + pstart * es, plen * es, &recv_req[slot]));
-      posted++;
-      post.j++;
-      walk_settle(&post);
-    }
-  }
-  return t->waitall(t, send_req, (int)nsend);
+  return ring_phase(ctx, buf, off, es, HV_UINT8, HV_SUM, 0);
 }
