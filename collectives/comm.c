@@ -1,8 +1,11 @@
 /* comm.c: communicator lifecycle: hv_init (initialising MPI when the program has
  * not), hv_init_from_mpi (duplicating the caller's communicator), node membership
  * (local and cross communicators), the background engine, and hv_shutdown. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hv_internal.h"
 #include "hv_mpi.h"
@@ -27,6 +30,7 @@ static void comm_destroy(hv_comm_t *comm) {
   free(comm->exec);
   free(comm->vec);
   free(comm->vec_out);
+  free(comm->vec_tmp);
   free(comm->misses.data);
   free(comm->response.data);
   free(comm->fusion_buf);
@@ -98,6 +102,15 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
   return HV_SUCCESS;
 }
 
+/* Cores this rank may use: its affinity mask, and no more than its share of the node. */
+static int cores_per_rank(int local_size) {
+  cpu_set_t set;
+  int mine = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  int share = online > 0 ? (int)(online / (local_size > 0 ? local_size : 1)) : 1;
+  return mine < share ? mine : share;
+}
+
 static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   hv_comm_t *comm = calloc(1, sizeof *comm);
   if (!comm) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
@@ -131,7 +144,8 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   size_t words = 2 * ((comm->config.cache_capacity + 63) / 64) + 1;
   comm->vec = calloc(words, sizeof(uint64_t));
   comm->vec_out = calloc(words, sizeof(uint64_t));
-  if (!comm->vec || !comm->vec_out) goto oom;
+  comm->vec_tmp = calloc(words, sizeof(uint64_t));
+  if (!comm->vec || !comm->vec_out || !comm->vec_tmp) goto oom;
   comm->vec_words = words;
   if (comm->rank == 0 && (rc = hv__coordinator_create(comm)) != HV_SUCCESS) goto fail;
   if (comm->config.timeline_path[0]) {
@@ -141,6 +155,7 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
       goto fail;
     }
   }
+  comm->spin_ok = cores_per_rank(comm->local_size) >= 2;
   if ((rc = hv__engine_start(comm)) != HV_SUCCESS) goto fail;
   HV_LOG(HV__LOG_INFO, "communicator of %d ranks (%d on this node, %d nodes), algo=%s, fusion=%zu bytes",
          comm->size, comm->local_size, comm->cross_size, hv__algo_name(comm->config.allreduce_algo),

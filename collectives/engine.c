@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <stdlib.h>
 #include <time.h>
@@ -29,6 +30,7 @@
 #define ACTIVE_SPIN_US 50.0
 
 static void spin_for_work(hv_comm_t *comm) {
+  if (!comm->spin_ok) return;
   double start = hv__now_us();
   while (!atomic_load_explicit(&comm->queued, memory_order_relaxed) && hv__now_us() - start < ACTIVE_SPIN_US)
     sched_yield();
@@ -46,6 +48,11 @@ static void timed_wait(hv_comm_t *comm, double ms) {
 
 static void *engine_main(void *arg) {
   hv_comm_t *comm = arg;
+#ifdef PR_SET_TIMERSLACK
+  /* Short sleeps while peers catch up must stay short: the default 50 us slack would
+   * round every one of them up. */
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+#endif
   double cycle = comm->config.cycle_time_ms > 0 ? comm->config.cycle_time_ms : 0.001;
   double idle_ms = cycle, unproductive_ms = UNPRODUCTIVE_WAIT_MIN_MS;
   int last_productive = 1;

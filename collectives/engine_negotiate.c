@@ -554,10 +554,8 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
   bytes_t *misses = &comm->misses;
   build_vector(comm, misses, want_shutdown);
   size_t W = (comm->cache.capacity + 63) / 64;
+  HV_CHECK(hv__negotiate_vector_and(comm, comm->vec, comm->vec_out, comm->vec_tmp, (int)(2 * W + 1)));
   MPI_Request req;
-  HV_MPI_CHECK(comm, MPI_Iallreduce(comm->vec, comm->vec_out, (int)(2 * W + 1), MPI_UINT64_T,
-                                    MPI_BAND, comm->mpi, &req));
-  HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "negotiation (bit-vector allreduce)", 1));
   unsigned flags = (unsigned)~comm->vec_out[2 * W];
 
   /* Names whose bit is set on every rank: ready, in bit order. */

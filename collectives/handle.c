@@ -34,15 +34,18 @@ static hv_result_t finish(struct hv_handle *h) {
   return rc;
 }
 
-/* How long hv_wait polls before sleeping: a small collective completes within tens of
- * microseconds, and a futex wake-up would add about as much again. */
+/* How long hv_wait polls before sleeping, when the rank has a core to spare for it
+ * (comm->spin_ok): a small collective completes within tens of microseconds, and a
+ * futex wake-up would add about as much again. Without a spare core, spinning only
+ * takes the core from the background thread that does the work. */
 #define WAIT_SPIN_US 50.0
 
 hv_result_t hv_wait(hv_handle_t h) {
   if (!h) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_wait: handle is NULL");
   hv_comm_t *comm = h->comm;
   double start = hv__now_us();
-  while (!atomic_load_explicit(&h->done, memory_order_acquire) && hv__now_us() - start < WAIT_SPIN_US)
+  while (comm->spin_ok && !atomic_load_explicit(&h->done, memory_order_acquire) &&
+         hv__now_us() - start < WAIT_SPIN_US)
     sched_yield();
   pthread_mutex_lock(&comm->mutex);
   while (!h->done) pthread_cond_wait(&comm->done_cv, &comm->mutex);

@@ -88,6 +88,7 @@ struct hv_comm {
   MPI_Comm cross; /* ranks with my local rank on every node */
   int rank, size, local_rank, local_size, cross_rank, cross_size;
   int owns_mpi; /* hv_init initialised MPI: hv_shutdown finalises it */
+  int spin_ok;  /* this rank has a core for each of its two busy threads: short spins pay */
   MPI_Comm bench_mpi; /* for algorithms called directly (hv_internal_bench.h) */
   hv__config_t config;
   hv__algo_ctx_t algo;       /* the background thread's algorithm context */
@@ -118,7 +119,7 @@ struct hv_comm {
   struct hv__coordinator *coordinator; /* rank 0 only */
   hv__exec_t *exec;
   size_t exec_count, exec_cap;
-  uint64_t *vec, *vec_out; /* negotiation bit vectors */
+  uint64_t *vec, *vec_out, *vec_tmp; /* negotiation bit vectors */
   size_t vec_words;
   hv__bytes_t misses;   /* serialised cache misses of this round */
   hv__bytes_t response; /* the coordinator's responses, as received */
@@ -177,6 +178,8 @@ void hv__handle_free(struct hv_handle *h);
 hv_result_t hv__engine_start(hv_comm_t *comm);
 /* Asks the background thread to stop and joins it. */
 void hv__engine_stop(hv_comm_t *comm);
+/* out = AND over ranks of in (words uint64); tmp is scratch of the same size. */
+hv_result_t hv__negotiate_vector_and(hv_comm_t *comm, const uint64_t *in, uint64_t *out, uint64_t *tmp, int words);
 hv_result_t hv__negotiate_round(hv_comm_t *comm, int shutdown, int *shutdown_agreed,
                                 int *productive);
 hv_result_t hv__execute_list(hv_comm_t *comm);

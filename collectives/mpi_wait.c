@@ -30,8 +30,9 @@ hv_result_t hv__mpi_wait_all(hv_comm_t *comm, int n, MPI_Request *reqs, const ch
                            "(it may have died, been stopped, or lost its network)",
                            comm->rank, what, comm->config.timeout_s);
     }
-    if (waited < 100) continue;
-    if (waited < 1000 || !may_sleep) {
+    /* Spin while it is cheap: only with a spare core, and only briefly otherwise. */
+    if (waited < (comm->spin_ok ? 100 : 5)) continue;
+    if (waited < (comm->spin_ok ? 1000 : 50) || !may_sleep) {
       sched_yield();
       continue;
     }

@@ -35,7 +35,8 @@ enum {
   HV__TAG_RING_RS = 100,
   HV__TAG_RING_AG = 101,
   HV__TAG_RD = 102,
-  HV__TAG_ALLTOALL = 103
+  HV__TAG_ALLTOALL = 103,
+  HV__TAG_NEGOTIATE = 104
 };
 
 hv_result_t hv__transport_mpi_init(hv__transport_t *t, struct hv_comm *comm, MPI_Comm mpi);
