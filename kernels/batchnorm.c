@@ -1,0 +1,140 @@
+/* batchnorm.c: batch norm forward (train/eval) and backward on (N, C, HW) data.
+ * Sums over a channel (64*32*32 = 65536 terms in a CIFAR batch) are two-level: each
+ * (n, c) row is summed in eight float lanes (vectorised; at most HW/8 terms each),
+ * and the rows are added in double, so late layers' small variances keep their
+ * digits without paying for a scalar double loop.
+ * Backward (train) uses the closed form with xhat = (x - mean) * invstd, M = N*HW:
+ *   dbeta = sum dy,  dgamma = sum dy*xhat,
+ *   dx = gamma * invstd / M * (M*dy - dbeta - xhat*dgamma). */
+#include "batchnorm.h"
+
+#include <math.h>
+
+/* Sum of p[0..n) and, when q, of p[j]*q[j]; 8 independent lanes the compiler maps to
+ * vector registers, then added in double. With shift, sums (p[j] - shift) and
+ * (p[j] - shift) * q[j] (q == NULL: (p[j] - shift)^2). */
+static double row_sum(const real_t *p, int n, real_t shift, const real_t *q, int square,
+                      double *second) {
+  real_t a[8] = {0}, b[8] = {0};
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int l = 0; l < 8; l++) {
+      const real_t d = p[j + l] - shift;
+      a[l] += d;
+      b[l] += square ? d * d : (q ? d * q[j + l] : 0);
+    }
+  }
+  double sa = 0, sb = 0;
+  for (; j < n; j++) {
+    const double d = (double)p[j] - shift;
+    sa += d;
+    sb += square ? d * d : (q ? d * q[j] : 0);
+  }
+  for (int l = 0; l < 8; l++) sa += a[l], sb += b[l];
+  if (second) *second = sb;
+  return sa;
+}
+
+void batchnorm_forward_train(int n, int c, int hw, const real_t *x, const real_t *gamma,
+                             const real_t *beta, real_t eps, real_t momentum,
+                             real_t *running_mean, real_t *running_var, real_t *save_mean,
+                             real_t *save_invstd, real_t *y) {
+  const double m = (double)n * hw;
+  /* Channels are independent: one thread per channel keeps results identical for any
+   * number of threads. */
+#pragma omp parallel for schedule(static) if ((double)n * hw * c > 32768)
+  for (int ch = 0; ch < c; ch++) {
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += row_sum(x + ((size_t)i * c + ch) * hw, hw, 0, NULL, 0, NULL);
+    const double mean = sum / m;
+    /* Second pass around the mean (not E[x^2] - mean^2, which cancels). The float
+     * lanes subtract the float-rounded mean; the sum of deviations corrects for it. */
+    const real_t fmean = (real_t)mean;
+    double ss = 0, sd = 0;
+    for (int i = 0; i < n; i++) {
+      double sq;
+      sd += row_sum(x + ((size_t)i * c + ch) * hw, hw, fmean, NULL, 1, &sq);
+      ss += sq;
+    }
+    {
+      const double delta = sd / m; /* = mean - fmean, up to rounding */
+      ss -= m * delta * delta;
+      if (ss < 0) ss = 0;
+    }
+    const double var = ss / m, invstd = 1.0 / sqrt(var + eps);
+    save_mean[ch] = (real_t)mean;
+    save_invstd[ch] = (real_t)invstd;
+    if (running_mean) {
+      running_mean[ch] = (real_t)((1 - momentum) * running_mean[ch] + momentum * mean);
+      double unbiased = m > 1 ? ss / (m - 1) : var;
+      running_var[ch] = (real_t)((1 - momentum) * running_var[ch] + momentum * unbiased);
+    }
+    const real_t a = (real_t)(gamma[ch] * invstd), b = (real_t)(beta[ch] - mean * gamma[ch] * invstd);
+    for (int i = 0; i < n; i++) {
+      const real_t *p = x + ((size_t)i * c + ch) * hw;
+      real_t *q = y + ((size_t)i * c + ch) * hw;
+      for (int j = 0; j < hw; j++) q[j] = a * p[j] + b;
+    }
+  }
+}
+
+void batchnorm_forward_eval(int n, int c, int hw, const real_t *x, const real_t *gamma,
+                            const real_t *beta, real_t eps, const real_t *running_mean,
+                            const real_t *running_var, real_t *save_mean, real_t *save_invstd,
+                            real_t *y) {
+#pragma omp parallel for schedule(static) if ((double)n * hw * c > 32768)
+  for (int ch = 0; ch < c; ch++) {
+    const double invstd = 1.0 / sqrt((double)running_var[ch] + eps);
+    save_mean[ch] = running_mean[ch];
+    save_invstd[ch] = (real_t)invstd;
+    const real_t a = (real_t)(gamma[ch] * invstd),
+                 b = (real_t)(beta[ch] - running_mean[ch] * gamma[ch] * invstd);
+    for (int i = 0; i < n; i++) {
+      const real_t *p = x + ((size_t)i * c + ch) * hw;
+      real_t *q = y + ((size_t)i * c + ch) * hw;
+      for (int j = 0; j < hw; j++) q[j] = a * p[j] + b;
+    }
+  }
+}
+
+void batchnorm_backward(int n, int c, int hw, int train, const real_t *x, const real_t *dy,
+                        const real_t *gamma, const real_t *save_mean,
+                        const real_t *save_invstd, real_t *dx, real_t *dgamma,
+                        real_t *dbeta) {
+  const double m = (double)n * hw;
+#pragma omp parallel for schedule(static) if ((double)n * hw * c > 32768)
+  for (int ch = 0; ch < c; ch++) {
+    const double mean = save_mean[ch], invstd = save_invstd[ch];
+    double sdy = 0, sdyx = 0;
+    const real_t fmean = (real_t)mean;
+    for (int i = 0; i < n; i++) {
+      const real_t *p = x + ((size_t)i * c + ch) * hw, *g = dy + ((size_t)i * c + ch) * hw;
+      double sx;
+      sdy += row_sum(g, hw, 0, NULL, 0, NULL);
+      row_sum(p, hw, fmean, g, 0, &sx); /* sum (x - fmean) * dy */
+      sdyx += sx;
+    }
+    /* fmean is the float copy of the saved mean: the same value in both builds. */
+    sdyx -= (mean - fmean) * sdy;
+    const double dg = sdyx * invstd;
+    dgamma[ch] += (real_t)dg;
+    dbeta[ch] += (real_t)sdy;
+    if (!dx) continue;
+    const double scale = gamma[ch] * invstd;
+    for (int i = 0; i < n; i++) {
+      const real_t *p = x + ((size_t)i * c + ch) * hw, *g = dy + ((size_t)i * c + ch) * hw;
+      real_t *q = dx + ((size_t)i * c + ch) * hw;
+      if (train) {
+        /* dx = scale * (dy - dbeta/M - xhat * dgamma/M), xhat = (x - mean) * invstd */
+        /* dx = a*dy + b*(x - mean) + c in real_t coefficients (vectorised); x - mean
+         * first, so a large mean does not cancel digits. mean == fmean exactly. */
+        const double k1 = sdy / m, k2 = dg * invstd / m;
+        const real_t ca = (real_t)scale, cb = (real_t)(-scale * k2), cc = (real_t)(-scale * k1);
+        for (int j = 0; j < hw; j++) q[j] += ca * g[j] + cb * (p[j] - fmean) + cc;
+      } else {
+        const real_t ca = (real_t)scale;
+        for (int j = 0; j < hw; j++) q[j] += ca * g[j];
+      }
+    }
+  }
+}

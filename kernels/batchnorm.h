@@ -1,0 +1,30 @@
+/* batchnorm.h: 2-D batch normalisation (PyTorch BatchNorm2d semantics) on the CPU. */
+#ifndef HV_KERNELS_BATCHNORM_H
+#define HV_KERNELS_BATCHNORM_H
+
+#include "real.h"
+
+/* Training: normalise with the batch statistics over (N, H, W); save mean and
+ * 1/sqrt(var + eps) per channel for backward; update the running statistics as
+ * PyTorch does: r = (1 - momentum) r + momentum * stat, with the unbiased variance
+ * (divided by N*H*W - 1) for running_var and the biased one for normalising. */
+void batchnorm_forward_train(int n, int c, int hw, const real_t *x /* (N, C, HW) */,
+                             const real_t *gamma, const real_t *beta, real_t eps,
+                             real_t momentum, real_t *running_mean, real_t *running_var,
+                             real_t *save_mean /* (C) */, real_t *save_invstd /* (C) */,
+                             real_t *y /* (N, C, HW) */);
+
+/* Evaluation: normalise with the running statistics; saves invstd for backward. */
+void batchnorm_forward_eval(int n, int c, int hw, const real_t *x, const real_t *gamma,
+                            const real_t *beta, real_t eps, const real_t *running_mean,
+                            const real_t *running_var, real_t *save_mean, real_t *save_invstd,
+                            real_t *y);
+
+/* Accumulates dgamma, dbeta and dx. train: the statistics were the batch's (their
+ * dependence on x is differentiated); else they were constants. */
+void batchnorm_backward(int n, int c, int hw, int train, const real_t *x, const real_t *dy,
+                        const real_t *gamma, const real_t *save_mean,
+                        const real_t *save_invstd, real_t *dx /* or NULL */,
+                        real_t *dgamma, real_t *dbeta);
+
+#endif /* HV_KERNELS_BATCHNORM_H */

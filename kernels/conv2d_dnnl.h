@@ -1,0 +1,23 @@
+/* conv2d_dnnl.h: 2-D convolution through oneDNN (the CPU library PyTorch's own
+ * convolutions use), float32 only, same contract as conv2d.h: forward writes y,
+ * backward *accumulates* dx, dw, db. Built when libdnnl-dev is found
+ * (HV_HAVE_DNNL); layer_conv2d picks it or im2col + gemm (HV_CONV=im2col|dnnl). */
+#ifndef HV_KERNELS_CONV2D_DNNL_H
+#define HV_KERNELS_CONV2D_DNNL_H
+
+#include "conv2d.h"
+
+typedef struct conv2d_dnnl conv2d_dnnl_t;
+
+/* A per-layer context: primitives for one shape, rebuilt when the shape (the batch)
+ * changes. NULL when out of memory. */
+conv2d_dnnl_t *conv2d_dnnl_create(void);
+void conv2d_dnnl_free(conv2d_dnnl_t *c);
+
+/* 0, or -1 when oneDNN refused (the caller falls back to im2col). */
+int conv2d_dnnl_forward(conv2d_dnnl_t *c, const conv2d_shape_t *s, const float *x,
+                        const float *w, const float *b, float *y);
+int conv2d_dnnl_backward(conv2d_dnnl_t *c, const conv2d_shape_t *s, const float *x,
+                         const float *w, const float *dy, float *dx, float *dw, float *db);
+
+#endif /* HV_KERNELS_CONV2D_DNNL_H */

@@ -1,0 +1,22 @@
+/* eltwise.h: element-wise kernels: ReLU, residual add, dropout by mask, scaling. */
+#ifndef HV_KERNELS_ELTWISE_H
+#define HV_KERNELS_ELTWISE_H
+
+#include <stddef.h>
+
+#include "real.h"
+
+void relu_forward(size_t n, const real_t *x, real_t *y);
+/* dx += dy where the output was positive (the gradient at 0 is 0, as PyTorch). */
+void relu_backward(size_t n, const real_t *y, const real_t *dy, real_t *dx);
+
+/* y = a + b */
+void add_forward(size_t n, const real_t *a, const real_t *b, real_t *y);
+/* dst += src */
+void axpy_add(size_t n, const real_t *src, real_t *dst);
+
+/* y = x * mask, where mask holds 0 or 1/(1-p) (inverted dropout); dx += dy * mask. */
+void mask_forward(size_t n, const real_t *x, const real_t *mask, real_t *y);
+void mask_backward(size_t n, const real_t *dy, const real_t *mask, real_t *dx);
+
+#endif /* HV_KERNELS_ELTWISE_H */

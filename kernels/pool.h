@@ -1,0 +1,31 @@
+/* pool.h: max, average and global average pooling on (N, C, H, W), no padding
+ * (the models here pool 2x2/stride 2, 8x8 at the end of a WRN, or globally). */
+#ifndef HV_KERNELS_POOL_H
+#define HV_KERNELS_POOL_H
+
+#include <stdint.h>
+
+#include "real.h"
+
+typedef struct pool_shape {
+  int n, c, h, w;  /* input */
+  int k, stride;   /* window and step, square */
+  int ho, wo;      /* output: (h - k) / stride + 1 (pool_shape_init) */
+} pool_shape_t;
+
+int pool_shape_init(pool_shape_t *s);
+
+/* y = max over each window; argmax (N, C, ho, wo) keeps the input offset within the
+ * image plane of the maximum (first one on ties, as PyTorch) for backward. */
+void maxpool_forward(const pool_shape_t *s, const real_t *x, real_t *y, int32_t *argmax);
+void maxpool_backward(const pool_shape_t *s, const real_t *dy, const int32_t *argmax,
+                      real_t *dx /* accumulated */);
+
+void avgpool_forward(const pool_shape_t *s, const real_t *x, real_t *y);
+void avgpool_backward(const pool_shape_t *s, const real_t *dy, real_t *dx /* accumulated */);
+
+/* Global average pooling: (N, C, HW) -> (N, C). */
+void global_avgpool_forward(int n, int c, int hw, const real_t *x, real_t *y);
+void global_avgpool_backward(int n, int c, int hw, const real_t *dy, real_t *dx);
+
+#endif /* HV_KERNELS_POOL_H */

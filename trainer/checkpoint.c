@@ -1,0 +1,177 @@
+/* checkpoint.c: serialise to memory, CRC-32 (zlib), atomic write; read back, verify
+ * everything, then copy into the model. */
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "file_read.h"
+
+static const char kMagic[8] = {'H', 'V', 'C', 'K', 'P', 'T', '\r', '\n'};
+
+typedef struct ckpt_header {
+  char magic[8];
+  uint32_t version, real_size;
+  uint64_t n_params, n_buffers;
+  uint32_t has_momentum, pad;
+  int64_t epoch, step;
+  double lr;
+  uint64_t model_rng[4], user_rng[4];
+} ckpt_header_t;
+
+static uint32_t crc_of(const uint8_t *p, size_t n) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (n > 0) {
+    uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
+    crc = crc32(crc, p, chunk);
+    p += chunk;
+    n -= chunk;
+  }
+  return (uint32_t)crc;
+}
+
+int checkpoint_save(const char *path, const model_t *m, const sgd_t *opt,
+                    const checkpoint_meta_t *meta, char *err, size_t errlen) {
+  ckpt_header_t h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, kMagic, 8);
+  h.version = CHECKPOINT_VERSION;
+  h.real_size = sizeof(real_t);
+  h.n_params = m->n_params;
+  h.n_buffers = m->n_buffers;
+  h.has_momentum = opt && opt->has_buf;
+  h.epoch = meta ? meta->epoch : 0;
+  h.step = meta ? meta->step : 0;
+  h.lr = meta ? meta->lr : 0;
+  memcpy(h.model_rng, m->rng.s, sizeof h.model_rng);
+  if (meta) memcpy(h.user_rng, meta->rng.s, sizeof h.user_rng);
+  const size_t np = m->n_params * sizeof(real_t), nb = m->n_buffers * sizeof(real_t),
+               nm = h.has_momentum ? np : 0, total = sizeof h + np + nb + nm + 4;
+  uint8_t *buf = malloc(total);
+  if (!buf) {
+    snprintf(err, errlen, "%s: out of memory for a %zu-byte checkpoint", path, total);
+    return -1;
+  }
+  uint8_t *p = buf;
+  memcpy(p, &h, sizeof h), p += sizeof h;
+  memcpy(p, m->params, np), p += np;
+  memcpy(p, m->buffers, nb), p += nb;
+  if (nm) memcpy(p, opt->momentum_buf, nm), p += nm;
+  uint32_t crc = crc_of(buf, total - 4);
+  memcpy(p, &crc, 4);
+
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+    free(buf);
+    return -1;
+  }
+  size_t done = 0;
+  while (done < total) {
+    ssize_t w = write(fd, buf + done, total - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      snprintf(err, errlen, "%s: write failed after %zu of %zu bytes: %s", tmp, done, total,
+               strerror(errno));
+      close(fd);
+      unlink(tmp);
+      free(buf);
+      return -1;
+    }
+    done += (size_t)w;
+  }
+  free(buf);
+  /* fsync before rename: otherwise a crash may leave the new name on empty data. */
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    snprintf(err, errlen, "%s: fsync/close failed: %s", tmp, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  if (rename(tmp, path) != 0) {
+    snprintf(err, errlen, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+int checkpoint_load(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t *meta,
+                    char *err, size_t errlen) {
+  uint8_t *data;
+  size_t size;
+  if (file_read_all(path, (size_t)1 << 40, &data, &size, err, errlen)) return -1;
+  int rc = -1;
+  ckpt_header_t h;
+  if (size < sizeof h + 4) {
+    snprintf(err, errlen, "%s: truncated: %zu bytes, a checkpoint header needs %zu", path, size,
+             sizeof h + 4);
+    goto done;
+  }
+  memcpy(&h, data, sizeof h);
+  if (memcmp(h.magic, kMagic, 8) != 0) {
+    snprintf(err, errlen, "%s: not an hv checkpoint (wrong magic at byte 0)", path);
+    goto done;
+  }
+  if (h.version != CHECKPOINT_VERSION) {
+    snprintf(err, errlen, "%s: checkpoint version %u, this build reads version %u", path,
+             h.version, CHECKPOINT_VERSION);
+    goto done;
+  }
+  if (h.real_size != sizeof(real_t)) {
+    snprintf(err, errlen, "%s: written with %u-byte reals, this build uses %zu", path,
+             h.real_size, sizeof(real_t));
+    goto done;
+  }
+  if (h.n_params != m->n_params || h.n_buffers != m->n_buffers) {
+    snprintf(err, errlen,
+             "%s: holds %llu parameters and %llu buffers, the model has %zu and %zu (another "
+             "architecture?)",
+             path, (unsigned long long)h.n_params, (unsigned long long)h.n_buffers, m->n_params,
+             m->n_buffers);
+    goto done;
+  }
+  const size_t np = m->n_params * sizeof(real_t), nb = m->n_buffers * sizeof(real_t),
+               nm = h.has_momentum ? np : 0, want = sizeof h + np + nb + nm + 4;
+  if (size != want) {
+    snprintf(err, errlen, "%s: %s: %zu bytes, the header implies %zu", path,
+             size < want ? "truncated" : "oversized", size, want);
+    goto done;
+  }
+  uint32_t crc;
+  memcpy(&crc, data + size - 4, 4);
+  if (crc != crc_of(data, size - 4)) {
+    snprintf(err, errlen, "%s: checksum mismatch: the file is corrupt", path);
+    goto done;
+  }
+  if (h.has_momentum && opt && opt->n != m->n_params) {
+    snprintf(err, errlen, "%s: optimiser has %zu values, the model %zu", path, opt->n, m->n_params);
+    goto done;
+  }
+  const uint8_t *p = data + sizeof h;
+  memcpy(m->params, p, np), p += np;
+  memcpy(m->buffers, p, nb), p += nb;
+  memcpy(m->rng.s, h.model_rng, sizeof h.model_rng);
+  if (opt) {
+    opt->has_buf = (int)h.has_momentum;
+    if (nm) memcpy(opt->momentum_buf, p, nm);
+    else memset(opt->momentum_buf, 0, np);
+    opt->steps = h.step;
+  }
+  if (meta) {
+    meta->epoch = h.epoch;
+    meta->step = h.step;
+    meta->lr = h.lr;
+    memcpy(meta->rng.s, h.user_rng, sizeof h.user_rng);
+  }
+  rc = 0;
+done:
+  free(data);
+  return rc;
+}

@@ -1,0 +1,185 @@
+/* ddp.c: bucket assignment, the backward hook that submits full buckets, waiting,
+ * and the broadcasts. Parameters are laid out in layer order, so a bucket of
+ * consecutive layers (walking from the last) is one contiguous slice of the flat
+ * gradient array, reduced in place with no packing copy on our side. */
+#include "ddp.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if HV_REAL_F64
+#define DDP_DTYPE HV_FLOAT64
+#else
+#define DDP_DTYPE HV_FLOAT32
+#endif
+
+typedef struct bucket {
+  size_t lo, hi;      /* parameter range */
+  int n_layers;       /* layers with parameters in it */
+  int pending;        /* layers whose backward has not run yet this step */
+  int launch_layer;   /* layer that completed it last time */
+  hv_handle_t handle;
+  int submitted;
+  char name[32];
+} bucket_t;
+
+struct ddp {
+  hv_comm_t *comm;
+  model_t *m;
+  bucket_t *buckets;
+  int n_buckets;
+  int *layer_bucket;  /* (n_layers): bucket of each layer, -1 without parameters */
+  int rank, syncing, failed, id;
+  char err[512];
+};
+
+static void ddp_fail(ddp_t *d, const char *fmt, ...) {
+  if (d->failed) return; /* keep the first cause */
+  va_list ap;
+  va_start(ap, fmt);
+  int k = snprintf(d->err, sizeof d->err, "rank %d: ", d->rank);
+  vsnprintf(d->err + k, sizeof d->err - (size_t)k, fmt, ap);
+  va_end(ap);
+  d->failed = 1;
+}
+
+static int hv_check(ddp_t *d, hv_result_t r, const char *what) {
+  if (r == HV_SUCCESS) return 0;
+  ddp_fail(d, "%s: %s (%s)", what, hv_strerror(r), hv_comm_last_error(d->comm));
+  return -1;
+}
+
+static void build_buckets(ddp_t *d, size_t first_cap, size_t cap) {
+  model_t *m = d->m;
+  d->n_buckets = 0;
+  bucket_t *cur = NULL;
+  for (int i = m->n_layers - 1; i >= 0; i--) {
+    const layer_t *l = &m->layers[i];
+    d->layer_bucket[i] = -1;
+    if (l->n_params == 0) continue;
+    const size_t bytes = l->n_params * sizeof(real_t);
+    const size_t limit = d->n_buckets <= 1 ? first_cap : cap;
+    /* Start a new bucket when this layer would overflow the current one. */
+    if (!cur || (cur->hi - cur->lo) * sizeof(real_t) + bytes > limit) {
+      cur = &d->buckets[d->n_buckets];
+      memset(cur, 0, sizeof *cur);
+      cur->hi = l->param_off + l->n_params;
+      cur->lo = cur->hi;
+      cur->launch_layer = -1;
+      /* Names carry the instance number: two models trained side by side (created in
+       * the same order on every rank) never share a tensor name. */
+      snprintf(cur->name, sizeof cur->name, "ddp%d.grad.bucket%d", d->id, d->n_buckets);
+      d->n_buckets++;
+    }
+    cur->lo = l->param_off; /* walking down: the range grows toward the front */
+    cur->n_layers++;
+    d->layer_bucket[i] = d->n_buckets - 1;
+  }
+}
+
+static int broadcast(ddp_t *d, const char *name, real_t *buf, size_t n) {
+  if (n == 0) return 0;
+  return hv_check(d, hv_broadcast(d->comm, name, buf, n, DDP_DTYPE, 0), name);
+}
+
+ddp_t *ddp_create(hv_comm_t *comm, model_t *m, const ddp_config_t *cfg, char *err,
+                  size_t errlen) {
+  ddp_t *d = calloc(1, sizeof *d);
+  if (!d) {
+    snprintf(err, errlen, "ddp: out of memory");
+    return NULL;
+  }
+  static int instances; /* ddp_create is collective: the same count on every rank */
+  d->id = instances++;
+  d->comm = comm;
+  d->m = m;
+  hv_comm_rank(comm, &d->rank);
+  d->buckets = calloc((size_t)m->n_layers + 1, sizeof *d->buckets);
+  d->layer_bucket = calloc((size_t)m->n_layers + 1, sizeof *d->layer_bucket);
+  if (!d->buckets || !d->layer_bucket) {
+    snprintf(err, errlen, "ddp: out of memory");
+    ddp_free(d);
+    return NULL;
+  }
+  size_t first = cfg && cfg->first_bucket_bytes ? cfg->first_bucket_bytes : (size_t)1 << 20;
+  size_t cap = cfg && cfg->bucket_bytes ? cfg->bucket_bytes : (size_t)25 << 20;
+  build_buckets(d, first, cap);
+  char pn[32], bn[32];
+  snprintf(pn, sizeof pn, "ddp%d.init.params", d->id);
+  snprintf(bn, sizeof bn, "ddp%d.init.buffers", d->id);
+  if (broadcast(d, pn, m->params, m->n_params) || broadcast(d, bn, m->buffers, m->n_buffers)) {
+    snprintf(err, errlen, "%s", d->err);
+    ddp_free(d);
+    return NULL;
+  }
+  return d;
+}
+
+void ddp_free(ddp_t *d) {
+  if (!d) return;
+  if (d->buckets) {
+    for (int b = 0; b < d->n_buckets; b++)
+      if (d->buckets[b].submitted) hv_wait(d->buckets[b].handle);
+  }
+  free(d->buckets);
+  free(d->layer_bucket);
+  free(d);
+}
+
+static void on_layer_done(void *ctx, model_t *m, int layer) {
+  ddp_t *d = ctx;
+  const int b = d->layer_bucket[layer];
+  if (b < 0 || !d->syncing || d->failed) return;
+  bucket_t *k = &d->buckets[b];
+  if (--k->pending > 0) return;
+  k->launch_layer = layer;
+  real_t *g = m->grads + k->lo;
+  hv_result_t r = hv_allreduce_async(d->comm, k->name, g, g, k->hi - k->lo, DDP_DTYPE,
+                                     HV_AVERAGE, NULL, &k->handle);
+  if (hv_check(d, r, k->name) == 0) k->submitted = 1;
+}
+
+int ddp_backward(ddp_t *d, int sync) {
+  if (d->failed) return -1;
+  for (int b = 0; b < d->n_buckets; b++) {
+    if (d->buckets[b].submitted) {
+      ddp_fail(d, "ddp_backward called again before ddp_wait");
+      return -1;
+    }
+    d->buckets[b].pending = d->buckets[b].n_layers;
+    d->buckets[b].launch_layer = -1;
+  }
+  d->syncing = sync;
+  model_backward(d->m, on_layer_done, d);
+  return d->failed ? -1 : 0;
+}
+
+int ddp_wait(ddp_t *d) {
+  for (int b = 0; b < d->n_buckets; b++) {
+    bucket_t *k = &d->buckets[b];
+    if (!k->submitted) continue;
+    k->submitted = 0;
+    hv_check(d, hv_wait(k->handle), k->name);
+  }
+  return d->failed ? -1 : 0;
+}
+
+int ddp_broadcast_buffers(ddp_t *d) {
+  char name[32];
+  snprintf(name, sizeof name, "ddp%d.buffers", d->id);
+  return broadcast(d, name, d->m->buffers, d->m->n_buffers);
+}
+
+int ddp_allreduce_sum(ddp_t *d, const char *name, double *v, size_t n) {
+  return hv_check(d, hv_allreduce(d->comm, name, v, v, n, HV_FLOAT64, HV_SUM, NULL), name);
+}
+
+const char *ddp_error(const ddp_t *d) { return d->err; }
+int ddp_num_buckets(const ddp_t *d) { return d->n_buckets; }
+int ddp_bucket_launch_layer(const ddp_t *d, int b) { return d->buckets[b].launch_layer; }
+void ddp_bucket_range(const ddp_t *d, int b, size_t *lo, size_t *hi) {
+  *lo = d->buckets[b].lo;
+  *hi = d->buckets[b].hi;
+}

@@ -1,0 +1,109 @@
+/* layer_conv2d.c: Conv2d layer (square kernel, stride, zero padding, optional bias)
+ * on the CPU: oneDNN when the build has it (float32; HV_CONV=im2col turns it off),
+ * else im2col + gemm with scratch from the model's shared workspace. A oneDNN failure
+ * (an unsupported shape) falls back to im2col for that layer for good. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv2d.h"
+#include "model_internal.h"
+#if HV_HAVE_DNNL
+#include "conv2d_dnnl.h"
+
+static void dnnl_free_impl(void *p) { conv2d_dnnl_free(p); }
+
+/* The layer's oneDNN context, created on first use; NULL means use im2col. */
+static conv2d_dnnl_t *dnnl_of(layer_t *l) {
+  static int mode = -1; /* -1 unknown, 0 im2col, 1 oneDNN */
+  if (mode < 0) {
+    const char *env = getenv("HV_CONV");
+    mode = !(env && strcmp(env, "im2col") == 0);
+  }
+  if (!mode || l->impl_failed) return NULL;
+  if (!l->impl) {
+    l->impl = conv2d_dnnl_create();
+    if (l->impl) l->impl_free = dnnl_free_impl;
+  }
+  return l->impl;
+}
+
+static void dnnl_give_up(layer_t *l) {
+  conv2d_dnnl_free(l->impl);
+  l->impl = NULL;
+  l->impl_free = NULL;
+  l->impl_failed = 1; /* never try again */
+}
+#endif
+
+static conv2d_shape_t shape_of(const layer_t *l, int n) {
+  conv2d_shape_t s = {.n = n, .c = l->in_c, .h = l->in_h, .w = l->in_w, .k = l->out_ch,
+                      .kh = l->ksize, .kw = l->ksize, .stride = l->stride, .pad = l->pad};
+  conv2d_shape_init(&s);
+  return s;
+}
+
+static int conv_setup(layer_t *l, char *err, size_t errlen) {
+  conv2d_shape_t s = {.n = 1, .c = l->in_c, .h = l->in_h, .w = l->in_w, .k = l->out_ch,
+                      .kh = l->ksize, .kw = l->ksize, .stride = l->stride, .pad = l->pad};
+  if (l->out_ch < 1 || l->pad < 0 || conv2d_shape_init(&s)) {
+    snprintf(err, errlen, "conv2d '%s': kernel %d stride %d pad %d does not fit input %dx%dx%d",
+             l->name, l->ksize, l->stride, l->pad, l->in_c, l->in_h, l->in_w);
+    return -1;
+  }
+  l->c = l->out_ch;
+  l->h = s.ho;
+  l->w = s.wo;
+  l->weight_count = (size_t)l->out_ch * l->in_c * l->ksize * l->ksize;
+  l->n_params = l->weight_count + (l->bias ? (size_t)l->out_ch : 0);
+  l->ws_per_image = conv2d_workspace_per_image(&s);
+  return 0;
+}
+
+static void conv_init(layer_t *l, model_t *m) {
+  const double fan_in = (double)l->in_c * l->ksize * l->ksize;
+  if (m->init == INIT_KAIMING_NORMAL_FAN_OUT) {
+    /* kaiming_normal_(mode='fan_out', nonlinearity='relu'): std = sqrt(2 / fan_out) */
+    init_normal(&m->rng, layer_w(m, l), l->weight_count,
+                sqrt(2.0 / ((double)l->out_ch * l->ksize * l->ksize)));
+    if (l->bias) init_uniform(&m->rng, layer_b(m, l), (size_t)l->out_ch, 0);
+  } else {
+    /* kaiming_uniform_(a=sqrt(5)): gain sqrt(2/(1+5)), bound gain*sqrt(3/fan_in) =
+     * 1/sqrt(fan_in); the bias bound is 1/sqrt(fan_in) too. */
+    init_uniform(&m->rng, layer_w(m, l), l->weight_count, 1.0 / sqrt(fan_in));
+    if (l->bias) init_uniform(&m->rng, layer_b(m, l), (size_t)l->out_ch, 1.0 / sqrt(fan_in));
+  }
+}
+
+static void conv_forward(layer_t *l, model_t *m, int train) {
+  conv2d_shape_t s = shape_of(l, m->batch);
+  l->train = train;
+#if HV_HAVE_DNNL
+  conv2d_dnnl_t *c = dnnl_of(l);
+  if (c && conv2d_dnnl_forward(c, &s, model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l),
+                               l->out) == 0)
+    return;
+  if (c) dnnl_give_up(l);
+#endif
+  conv2d_forward(&s, model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l), l->out, m->ws,
+                 m->ws_elems);
+}
+
+static void conv_backward(layer_t *l, model_t *m) {
+  conv2d_shape_t s = shape_of(l, m->batch);
+  /* The first layer's input gradient is wasted work in training: skip it. */
+  real_t *dx = l->in[0] < 0 && !m->want_input_grad ? NULL : model_dsrc(m, l->in[0]);
+#if HV_HAVE_DNNL
+  conv2d_dnnl_t *c = dnnl_of(l);
+  if (c && conv2d_dnnl_backward(c, &s, model_src(m, l->in[0]), layer_w(m, l), l->dout, dx,
+                                layer_dw(m, l), layer_db(m, l)) == 0)
+    return;
+  if (c) dnnl_give_up(l);
+#endif
+  conv2d_backward(&s, model_src(m, l->in[0]), layer_w(m, l), l->dout, dx, layer_dw(m, l),
+                  layer_db(m, l), m->ws, m->ws_elems);
+}
+
+const layer_ops_t layer_conv2d_cpu_ops = {"conv2d", conv_setup, conv_init, conv_forward,
+                                          conv_backward};
