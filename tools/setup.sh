@@ -63,7 +63,7 @@ case "$mode" in
     export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/sanitizer/tsan.supp"
     configure_and_build "$build-asan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=address,undefined \
       -DCMAKE_BUILD_TYPE=Debug
-    (cd "$build-asan" && ctest --output-on-failure -j2 --timeout 900 -LE slow)
+    (cd "$build-asan" && ctest --output-on-failure -j2 --timeout 900 -LE "slow|cluster")
     configure_and_build "$build-tsan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug \
       -- mpi_collectives mpi_stress mpi_errors
     (cd "$build-tsan" && ctest --output-on-failure -j2 --timeout 900 -L tsan)
