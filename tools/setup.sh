@@ -59,7 +59,7 @@ case "$mode" in
     # library and the suppressions of MPI's own exit-time allocations match.
     export OMPI_MCA_mca_base_component_disable_dlclose=1
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-    export LSAN_OPTIONS=suppressions=$root/tests/sanitizer/lsan.supp
+    export LSAN_OPTIONS=suppressions=$root/tests/sanitizer/lsan.supp:print_suppressions=0
     export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/sanitizer/tsan.supp"
     configure_and_build "$build-asan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=address,undefined \
       -DCMAKE_BUILD_TYPE=Debug

@@ -74,11 +74,26 @@ lib_shm_leftovers() {
 }
 
 # lib_cluster_procs DIR: pids of processes that belong to the Slurm test cluster in DIR
-# (daemons and steps holding its logs open, tasks and sruns with its SLURM_CONF)
+# (daemons and steps holding its logs open, tasks and sruns with its SLURM_CONF),
+# leaving out this script's own descendants (the scan's pipeline inherits SLURM_CONF)
+# and processes that exit while we look.
+lib_descends_from_us() {
+  local p=$1 ppid
+  while [ -n "$p" ] && [ "$p" -gt 1 ] 2>/dev/null; do
+    [ "$p" = "$$" ] && return 0
+    ppid=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f2)
+    [ -n "$ppid" ] || return 1
+    p=$ppid
+  done
+  return 1
+}
 lib_cluster_procs() {
-  { find /proc/[0-9]*/fd -maxdepth 1 -lname "$1/log/*" 2>/dev/null | cut -d/ -f3
-    grep -lzx "SLURM_CONF=$1/slurm.conf" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
-  } | sort -u | grep -vx -e "$$" -e "$BASHPID" | while read -r p; do
-    [ -e "/proc/$p" ] && printf '%s(%s) ' "$p" "$(tr '\0' ' ' < "/proc/$p/cmdline" | cut -c1-40)"
+  local p cmd
+  for p in $( { find /proc/[0-9]*/fd -maxdepth 1 -lname "$1/log/*" 2>/dev/null | cut -d/ -f3
+                grep -lzx "SLURM_CONF=$1/slurm.conf" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
+              } | sort -u); do
+    lib_descends_from_us "$p" && continue
+    cmd=$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-40) || continue
+    [ -e "/proc/$p" ] && [ -n "$cmd" ] && printf '%s(%s) ' "$p" "$cmd"
   done
 }
