@@ -15,6 +15,12 @@
 #include "reduce.h"
 #include "timeline.h"
 
+/* memmove that accepts NULL buffers when there is nothing to move (count 0 tensors
+ * may come with NULL pointers; the C library's functions must not see those). */
+static void move_bytes(void *dst, const void *src, size_t n) {
+  if (n && dst != src) memmove(dst, src, n);
+}
+
 static hv_dtype_t wire_dtype(const struct hv_handle *h) {
   if (h->meta.dtype == HV_FLOAT32 && h->meta.compression == HV_COMPRESSION_FP16) return HV_FLOAT16;
   if (h->meta.dtype == HV_FLOAT32 && h->meta.compression == HV_COMPRESSION_BF16) return HV_BFLOAT16;
@@ -60,7 +66,7 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t from, size_t to) 
   if (to - from == 1 && wire == first->meta.dtype && first->prescale == 1.0) {
     /* Lone tensor: reduce in the receive buffer itself. */
     size_t count = first->meta.count;
-    if (first->sendbuf != first->recvbuf) memcpy(first->recvbuf, first->sendbuf, count * wes);
+    move_bytes(first->recvbuf, first->sendbuf, count * wes);
     hv_result_t rc = hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, first->recvbuf,
                                        count, wire, op, &algo_name);
     if (rc != HV_SUCCESS) return rc;
@@ -135,13 +141,14 @@ static hv_result_t run_allgather(hv_comm_t *comm, struct hv_handle *h, char **de
     }
   }
   char *mine = dest + off[comm->rank] * es;
-  if (h->sendbuf != mine) memmove(mine, h->sendbuf, (off[comm->rank + 1] - off[comm->rank]) * es);
+  move_bytes(mine, h->sendbuf, (off[comm->rank + 1] - off[comm->rank]) * es);
   return hv__ring_allgather(&comm->algo, dest, off, es);
 }
 
 static hv_result_t run_reducescatter(hv_comm_t *comm, struct hv_handle *h) {
   hv_dtype_t dt = (hv_dtype_t)h->meta.dtype;
   size_t es = hv_dtype_size(dt), block = h->meta.count;
+  if (block == 0) return HV_SUCCESS;
   HV_CHECK(fusion_reserve(comm, block * (size_t)comm->size * es));
   memcpy(comm->fusion_buf, h->sendbuf, block * (size_t)comm->size * es);
   size_t *off = comm->algo.seg_off;
@@ -160,8 +167,9 @@ static hv_result_t run_alltoall(hv_comm_t *comm, struct hv_handle *h) {
   size_t bytes = h->meta.count * hv_dtype_size((hv_dtype_t)h->meta.dtype);
   const char *send = h->sendbuf;
   char *recv = h->recvbuf;
+  if (bytes == 0) return HV_SUCCESS;
   memcpy(recv + (size_t)r * bytes, send + (size_t)r * bytes, bytes);
-  if (n == 1 || bytes == 0) return HV_SUCCESS;
+  if (n == 1) return HV_SUCCESS;
   size_t piece = HV__TRANSPORT_MAX_MESSAGE, pieces = (bytes + piece - 1) / piece;
   hv__request_t *reqs;
   HV_CHECK(hv__algo_reqs(&comm->algo, 2 * (size_t)(n - 1) * pieces, &reqs));

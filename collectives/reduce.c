@@ -106,7 +106,7 @@ static void store_float(void *p, hv_dtype_t t, size_t i, double v) {
 void hv__convert(void *dst, hv_dtype_t dst_dtype, const void *src, hv_dtype_t src_dtype,
                  size_t n, double factor) {
   if (dst_dtype == src_dtype && factor == 1.0) {
-    if (dst != src) memmove(dst, src, n * hv_dtype_size(dst_dtype));
+    if (n && dst != src) memmove(dst, src, n * hv_dtype_size(dst_dtype));
     return;
   }
   float f = (float)factor;
