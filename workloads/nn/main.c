@@ -173,6 +173,8 @@ int main(int argc, char **argv) {
   if (!failed && g_rank == 0) failed = nn_report_make_dir(a.results, err, sizeof err) != 0;
   if (failed) fprintf(stderr, "mnist_nn: rank %d: error: %s\n", g_rank, err);
   if (!all_ok(comm, "nn/data_ok", failed)) {
+    dataset_free(&trd);
+    dataset_free(&ted);
     hv_shutdown(comm);
     return 1;
   }

@@ -94,6 +94,7 @@ int main(int argc, char **argv) {
   const char *dir = a.data_dir;
   if (!dir) dir = !strcmp(a.dataset, "fashion-mnist") ? FASHION_MNIST_DIR : dataset_default_mnist_dir();
   svm_set_t tr, te;
+  memset(&tr, 0, sizeof tr);
   memset(&te, 0, sizeof te);
   int failed = svm_data_load(dir, "train", a.train_size, &tr, err, sizeof err) != 0;
   if (!failed && a.refit)
@@ -118,6 +119,8 @@ int main(int argc, char **argv) {
   if (!failed && g_rank == 0) failed = report_make_dir(a.results, err, sizeof err) != 0;
   if (failed) fprintf(stderr, "mnist_svm: rank %d: error: %s\n", g_rank, err);
   if (!all_ok(comm, "svm/data_ok", failed)) {
+    svm_data_free(&tr);
+    svm_data_free(&te);
     hv_shutdown(comm);
     return 1;
   }
