@@ -1,0 +1,246 @@
+#!/bin/sh
+# cifar_test.sh: the cifar_ddp tests, one case per ctest test (see CMakeLists.txt).
+# Each case makes its own tiny CIFAR-10 set (make_tiny_cifar) in its own folder, runs
+# cifar_ddp under the real mpirun and checks exit codes, output lines and files.
+#   sh cifar_test.sh CASE [NP]
+# Environment (set by CMake): CIFAR_DDP, MAKE_TINY, COMPARE_CKPT, HV_MPIRUN (mpirun and
+# its flags), WORK (a scratch folder for this case).
+# Cases: smoke NP | fashion | cifar100 | equiv | early_stop | resume | bad_flags | batch_lt_ranks |
+#        missing_data
+set -u
+CASE=$1
+NP=${2:-2}
+W="$WORK/$CASE$NP"
+rm -rf "$W"
+mkdir -p "$W"
+cd "$W" || exit 1
+
+fail() {
+  echo "FAIL ($CASE): $*"
+  for f in out.txt err.txt; do
+    [ -f "$f" ] && { echo "---- $f"; tail -n 40 "$f"; }
+  done
+  exit 1
+}
+
+# run NP args...: cifar_ddp under mpirun; stdout in out.txt, stderr in err.txt, $RC.
+run() {
+  n=$1
+  shift
+  # shellcheck disable=SC2086
+  $HV_MPIRUN -np "$n" "$CIFAR_DDP" "$@" >out.txt 2>err.txt
+  RC=$?
+}
+
+expect() { # expect FILE ERE [COUNT]: the pattern occurs (COUNT times when given)
+  c=$(grep -Ec -- "$2" "$1")
+  if [ $# -ge 3 ]; then
+    [ "$c" -eq "$3" ] || fail "$1: expected $3 line(s) matching '$2', found $c"
+  else
+    [ "$c" -ge 1 ] || fail "$1: no line matches '$2'"
+  fi
+}
+
+expect_error() { # expect_error ERE: non-zero exit and exactly one error line, matching ERE
+  [ "$RC" -ne 0 ] || fail "exit code 0, expected a failure"
+  expect err.txt '^cifar_ddp: rank [0-9]+: error: ' 1
+  expect err.txt "^cifar_ddp: rank [0-9]+: error: .*$1"
+}
+
+tiny() { # tiny DIR [PER_FILE] [TEST]: a learnable CIFAR-10 set of 5 x PER_FILE images
+  mkdir -p "$1"
+  "$MAKE_TINY" "$1" "${2:-32}" "${3:-32}" || fail "make_tiny_cifar failed"
+}
+
+# csv_col FILE ROW COL: one value of results.csv (ROW 1 = first epoch).
+csv_col() { awk -F, -v r="$2" -v c="$3" 'NR == r + 1 { print $c }' "$1"; }
+
+COMMON="--dataset cifar10 --data-dir data --lr-scaling none --base-lr 0.1"
+
+case "$CASE" in
+smoke)
+  tiny data
+  run "$NP" $COMMON --batch-size 32 --epochs 3 --results res
+  [ "$RC" -eq 0 ] || fail "exit code $RC"
+  expect out.txt "^World size: $NP\$" 1
+  expect out.txt "^Number of nodes: 1\$" 2
+  expect out.txt "^Ranks per node: $NP\$" 2
+  expect out.txt '^Model: wrn-10-1 '
+  expect out.txt '^Epoch [1-3]/3 completed in [0-9]+\.[0-9]+ seconds$' 3
+  expect out.txt '^Validation Loss: [0-9]+\.[0-9]+, Validation Accuracy: [01]\.[0-9]+$' 3
+  expect out.txt '^Epoch Throughput: [0-9]+\.[0-9]+ images/second$' 3
+  expect out.txt '^Training completed in [0-9.]+ seconds$' 1
+  expect out.txt "^Total ranks: $NP\$" 1
+  expect res/results.csv '^[1-3],' 3
+  expect res/results.json "\"world_size\": $NP,"
+  expect res/results.json '"stopped_early": false'
+  l1=$(csv_col res/results.csv 1 2)
+  l3=$(csv_col res/results.csv 3 2)
+  awk -v a="$l1" -v b="$l3" 'BEGIN { exit !(a + 0 == a && b + 0 == b && b < a && b > 0) }' ||
+    fail "training loss not finite and decreasing: epoch 1 $l1, epoch 3 $l3"
+  if command -v gnuplot >/dev/null 2>&1; then
+    for p in loss accuracy throughput; do
+      head -c 4 "res/$p.png" | grep -q PNG || fail "res/$p.png is not a PNG"
+    done
+  fi
+  echo "smoke np=$NP: training loss $l1 -> $l3"
+  ;;
+fashion)
+  FM=/usr/share/datasets/fashion-mnist
+  [ -f "$FM/train-images-idx3-ubyte.gz" ] || { echo "SKIP: $FM missing"; exit 77; }
+  run "$NP" --batch-size 32 --epochs 2 --train-size 256 --test-size 64 --base-lr 0.05 \
+    --results res
+  [ "$RC" -eq 0 ] || fail "exit code $RC"
+  expect out.txt "^Dataset: fashion-mnist from $FM \\(256 training, 64 test images of 1x32x32\\)"
+  expect out.txt '^Epoch 2/2 completed in ' 1
+  l1=$(csv_col res/results.csv 1 2)
+  l2=$(csv_col res/results.csv 2 2)
+  awk -v a="$l1" -v b="$l2" 'BEGIN { exit !(a + 0 == a && b + 0 == b && b < a) }' ||
+    fail "training loss not finite and decreasing: $l1 -> $l2"
+  echo "fashion np=$NP: training loss $l1 -> $l2"
+  ;;
+cifar100)
+  # The CIFAR-100 layout (train.bin + test.bin, coarse and fine labels), gzip'ed, with
+  # the parent folder named (the loader finds cifar-100-binary/), fp16 compression.
+  mkdir -p c100/cifar-100-binary
+  "$MAKE_TINY" c100/cifar-100-binary 16 32 100 || fail "make_tiny_cifar failed"
+  gzip c100/cifar-100-binary/train.bin c100/cifar-100-binary/test.bin
+  run "$NP" --dataset cifar100 --data-dir c100 --batch-size 16 --epochs 1 --compression fp16 \
+    --results res
+  [ "$RC" -eq 0 ] || fail "exit code $RC"
+  expect out.txt '^Dataset: cifar100 from c100/cifar-100-binary \(80 training, 32 test images of 3x32x32\)$' 1
+  expect out.txt '^Validation Loss: [0-9]+\.[0-9]+, Validation Accuracy: [01]\.[0-9]+$' 1
+  expect res/results.json '"compression": "fp16"'
+  ;;
+equiv)
+  # 4 ranks x batch 4 == 1 rank x 4 strided micro-batches of 4 (batch-norm groups
+  # included), to the float32 bound of tests/trainer/test_ddp.c; and, as the control
+  # that this comparison can fail, 1 rank with one batch of 16 differs.
+  tiny data
+  ARGS="$COMMON --batch-size 16 --no-augment --max-steps 3 --quiet"
+  run 4 $ARGS --checkpoint-dir c4
+  [ "$RC" -eq 0 ] || fail "4 ranks: exit code $RC"
+  run 1 $ARGS --checkpoint-dir c1 --micro-batches 4
+  [ "$RC" -eq 0 ] || fail "1 rank: exit code $RC"
+  run 1 $ARGS --checkpoint-dir c1b
+  [ "$RC" -eq 0 ] || fail "1 rank, one batch: exit code $RC"
+  CK=ckpt-step-000000000003.hvckpt
+  "$COMPARE_CKPT" 10 1 10 3 "c1/$CK" "c4/$CK" 1e-5 || fail "1 rank != 4 ranks"
+  "$COMPARE_CKPT" 10 1 10 3 "c1b/$CK" "c4/$CK" 1e-5 --expect-differ ||
+    fail "the negative control did not differ"
+  ;;
+early_stop)
+  tiny data
+  run "$NP" $COMMON --batch-size 32 --epochs 6 --target-accuracy 0 --patience 2 --results res
+  [ "$RC" -eq 0 ] || fail "exit code $RC"
+  expect out.txt '^Target accuracy 0\.0000 reached for 2 epochs in a row: early stopping after epoch 2$' 1
+  expect out.txt '^Epoch 3/6' 0
+  expect res/results.json '"stopped_early": true'
+  # Control: a target no run reaches here never stops early.
+  run "$NP" $COMMON --batch-size 32 --epochs 2 --target-accuracy 1 --patience 1
+  [ "$RC" -eq 0 ] || fail "control: exit code $RC"
+  expect out.txt 'early stopping' 0
+  expect out.txt '^Epoch 2/2 completed' 1
+  ;;
+resume)
+  # Uninterrupted 3 epochs vs. rank 0 killed (SIGKILL) in epoch 2, then --resume: the
+  # resumed epochs must repeat the uninterrupted losses and accuracies.
+  tiny data
+  ARGS="$COMMON --batch-size 16 --train-size 64 --epochs 3"
+  run "$NP" $ARGS --checkpoint-dir ca --results ra
+  [ "$RC" -eq 0 ] || fail "uninterrupted run: exit code $RC"
+  export HV_CIFAR_CRASH_AT_STEP=6
+  run "$NP" $ARGS --checkpoint-dir cb --results rb
+  unset HV_CIFAR_CRASH_AT_STEP
+  [ "$RC" -ne 0 ] || fail "the killed run exited 0"
+  [ -f cb/ckpt-step-000000000004.hvckpt ] || fail "no checkpoint of epoch 1 before the kill"
+  [ -f rb/results.csv ] && fail "the killed run wrote results"
+  run "$NP" $ARGS --checkpoint-dir cb --results rb --resume
+  [ "$RC" -eq 0 ] || fail "resumed run: exit code $RC"
+  expect out.txt '^Resuming from cb/ckpt-step-000000000004.hvckpt: 1 epochs and 4 steps done$' 1
+  expect out.txt '^Epoch 1/3' 0
+  expect out.txt '^Epoch 3/3 completed' 1
+  for row in 1 2 3; do
+    for col in 2 3 4 5; do
+      a=$(csv_col ra/results.csv $row $col)
+      b=$(csv_col rb/results.csv $row $col)
+      awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a;
+        exit !(a != "" && d <= 1e-6 * (m > 1 ? m : 1)) }' ||
+        fail "epoch $row column $col: uninterrupted $a, resumed $b"
+    done
+  done
+  # The same after a --max-steps stop in the middle of epoch 2 (mid-epoch checkpoint).
+  run "$NP" $ARGS --checkpoint-dir cc --max-steps 6
+  [ "$RC" -eq 0 ] || fail "--max-steps run: exit code $RC"
+  expect out.txt '^Stopped: --max-steps 6 reached$' 1
+  run "$NP" $ARGS --checkpoint-dir cc --results rc --resume
+  [ "$RC" -eq 0 ] || fail "resumed --max-steps run: exit code $RC"
+  expect out.txt '^Resuming from cc/ckpt-step-000000000006.hvckpt: 1 epochs and 6 steps done$' 1
+  for row in 2 3; do
+    for col in 4 5; do
+      a=$(csv_col ra/results.csv $row $col)
+      b=$(csv_col rc/results.csv $row $col)
+      awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a;
+        exit !(a != "" && d <= 1e-6 * (m > 1 ? m : 1)) }' ||
+        fail "mid-epoch resume, epoch $row column $col: uninterrupted $a, resumed $b"
+    done
+  done
+  echo "resume np=$NP: epochs 2-3 equal ($(csv_col rb/results.csv 3 4))"
+  ;;
+bad_flags)
+  for c in "--batch-size abc|--batch-size: 'abc' is not an integer" \
+    "--model wrn-11-2|depth must be 6n\\+4" \
+    "--model resnet50|--model: 'resnet50' is not wrn-D-K" \
+    "--dataset imagenet|--dataset: 'imagenet' is not one of cifar10, cifar100, fashion-mnist" \
+    "--frobnicate|unknown option '--frobnicate'" \
+    "--resume|--resume needs --checkpoint-dir" \
+    "--epochs|--epochs: '\\(missing value\\)'" \
+    "--epochs 0|--epochs: '0' is not an integer in \\[1," \
+    "--target-accuracy 1.5|--target-accuracy: '1.5' is not a number in \\[0, 1\\]" \
+    "--compression lz4|--compression: 'lz4' is not one of none, fp16"; do
+    args=${c%%|*}
+    msg=${c#*|}
+    # shellcheck disable=SC2086
+    "$CIFAR_DDP" $args >out.txt 2>err.txt
+    RC=$?
+    [ "$RC" -eq 2 ] || fail "'$args': exit code $RC, expected 2"
+    expect_error "$msg"
+  done
+  # Under mpirun: printed once, not once per rank.
+  run 2 --batch-size -5
+  expect_error "--batch-size: '-5' is not an integer"
+  "$CIFAR_DDP" --help >out.txt 2>err.txt || fail "--help exit code $?"
+  expect out.txt '^  --batch-size B +global batch over all ranks, split evenly \[512\]$' 1
+  expect out.txt '^  --target-accuracy A ' 1
+  ;;
+batch_lt_ranks)
+  tiny data
+  run 4 $COMMON --batch-size 2
+  expect_error '--batch-size 2 is smaller than the 4 ranks'
+  ;;
+missing_data)
+  tiny data
+  run 2 --dataset cifar10 --data-dir nowhere
+  expect_error '--data-dir nowhere: no such directory .*cs\.toronto\.edu'
+  mkdir -p fm
+  run 2 --dataset fashion-mnist --data-dir fm
+  expect_error 'fm/train-images-idx3-ubyte\.gz: no such file \(Fashion-MNIST\)'
+  cp -r data nodata && rm nodata/test_batch.bin
+  run 2 --dataset cifar10 --data-dir nodata
+  expect_error 'nodata/test_batch\.bin: no such file .*cifar-10-binary\.tar\.gz'
+  cp -r data trunc && head -c 5000 data/data_batch_3.bin >trunc/data_batch_3.bin
+  run 2 --dataset cifar10 --data-dir trunc
+  expect_error 'trunc/data_batch_3\.bin: truncated'
+  cp -r data badlabel && printf '\310' | dd of=badlabel/data_batch_2.bin bs=1 seek=3073 \
+    conv=notrunc 2>/dev/null
+  run 2 --dataset cifar10 --data-dir badlabel
+  expect_error 'badlabel/data_batch_2\.bin: record 1: label 200'
+  run 2 --dataset cifar100 --data-dir data
+  expect_error 'data/train\.bin: no such file .*cifar-100-binary'
+  ;;
+*)
+  echo "unknown case $CASE"
+  exit 2
+  ;;
+esac
+echo "PASS ($CASE $NP)"

@@ -1,0 +1,33 @@
+/* cifar_ckpt.h: cifar_ddp's checkpoint folder. Rank 0 writes, after every epoch and
+ * when --max-steps stops a run:
+ *   ckpt-step-<steps>.csv     the epoch records so far (results.csv format), then
+ *   ckpt-step-<steps>.hvckpt  model, momentum, epoch, step, lr (trainer/checkpoint.h)
+ * both atomic (tmp + rename), the record first so that every checkpoint has its
+ * history. The newest is the one with the most steps; older pairs beyond the last
+ * CIFAR_CKPT_KEEP are deleted. */
+#ifndef HV_CIFAR_CKPT_H
+#define HV_CIFAR_CKPT_H
+
+#include <stddef.h>
+
+#include "checkpoint.h"
+#include "cifar_report.h"
+#include "model.h"
+#include "optim.h"
+
+#define CIFAR_CKPT_KEEP 2
+
+/* 0, or -1 with a message. */
+int cifar_ckpt_save(const char *dir, const model_t *m, const sgd_t *opt,
+                    const checkpoint_meta_t *meta, const cifar_epoch_t *hist, int n, char *err,
+                    size_t errlen);
+
+/* Path of the newest checkpoint in dir: 0 found, 1 none there, -1 error (message). */
+int cifar_ckpt_find_newest(const char *dir, char *path, size_t len, char *err, size_t errlen);
+
+/* Loads the checkpoint at path into m and opt, and its history (rows of completed
+ * epochs, <= meta->epoch) into hist (*n rows, at most cap). 0, or -1 with a message. */
+int cifar_ckpt_load(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t *meta,
+                    cifar_epoch_t *hist, int cap, int *n, char *err, size_t errlen);
+
+#endif /* HV_CIFAR_CKPT_H */

@@ -1,0 +1,64 @@
+/* cifar_train.h: one rank's share of cifar_ddp's training and evaluation: the model
+ * wrapped in DDP, SGD with the learning-rate schedule, the distributed samplers and
+ * data loaders. Every function here is collective (all ranks call it in step). */
+#ifndef HV_CIFAR_TRAIN_H
+#define HV_CIFAR_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cifar_args.h"
+#include "cifar_report.h"
+#include "dataloader.h"
+#include "dataset.h"
+#include "ddp.h"
+#include "model.h"
+#include "optim.h"
+#include "sampler.h"
+
+typedef struct cifar_train {
+  const cifar_args_t *args;
+  hv_comm_t *comm;
+  int rank, size;
+  const dataset_t *train_set, *test_set;
+  model_t *model;
+  ddp_t *ddp;
+  sgd_t opt;
+  lr_schedule_t sched;
+  sampler_t train_sampler, test_sampler;
+  dataloader_t *train_dl, *test_dl;
+  batch_transform_t train_tf, test_tf;
+  int local_batch;      /* images per step on this rank */
+  int micro_max;        /* largest micro-batch: the model's max_batch */
+  int steps_per_epoch;
+  int *order;           /* (local_batch * steps_per_epoch) micro-batch-major indices */
+  long long step;       /* optimiser steps taken, in all */
+} cifar_train_t;
+
+/* Builds the model (seeded identically on every rank), the optimiser and the data
+ * pipeline; the model is not yet wrapped in DDP (cifar_train_start_ddp), so that rank
+ * 0 can load a checkpoint first. 0, or -1 with a message. */
+int cifar_train_init(cifar_train_t *t, const cifar_args_t *a, hv_comm_t *comm,
+                     const dataset_t *train, const dataset_t *test, const float *mean,
+                     const float *std, char *err, size_t errlen);
+/* Wraps the model in DDP, which broadcasts rank 0's parameters and buffers, and
+ * broadcasts rank 0's momentum and *step (after a resume). 0, or -1 with a message. */
+int cifar_train_start_ddp(cifar_train_t *t, char *err, size_t errlen);
+void cifar_train_free(cifar_train_t *t);
+
+/* Trains epoch `epoch` (0-based) from its step `first` until its end or until the run
+ * has taken max_steps steps (0: no limit). Fills loss/accuracy sums over all ranks in
+ * *e (epoch, train_loss, train_acc, seconds, images, images_per_s, lr, steps).
+ * Returns the steps taken in this call, or -1 with a message. */
+int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_steps,
+                      cifar_progress_t *progress, cifar_epoch_t *e, char *err, size_t errlen);
+
+/* Validation over the whole test set, each image once over all ranks, with rank 0's
+ * batch-norm running statistics. Sets e->val_loss and e->val_acc. */
+int cifar_train_evaluate(cifar_train_t *t, cifar_epoch_t *e, char *err, size_t errlen);
+
+/* 1 on every rank if ok is 1 on every rank; else 0, and *first_bad is the lowest
+ * failing rank (it prints its message, the others stay quiet). -1 if hv fails. */
+int cifar_train_agree(hv_comm_t *comm, int ok, int *first_bad);
+
+#endif /* HV_CIFAR_TRAIN_H */

@@ -1,0 +1,310 @@
+/* main.c: cifar_ddp, data-parallel WideResNet training over hv, the C counterpart of
+ * the classic PyTorch DDP CIFAR example (same flags, same output lines).
+ *
+ * Flow: parse flags (before MPI, so a typo costs no job start), hv_init, load data on
+ * every rank, build the model and, with --resume, load rank 0's newest checkpoint;
+ * DDP broadcasts rank 0's state; then per epoch: train, validate over the whole test
+ * set, print, checkpoint (rank 0), and stop early once the target accuracy held for
+ * --patience epochs. Only rank 0 prints, except errors, which name their rank. Every
+ * failure that one rank may see alone (a file, memory) goes through an agreement
+ * allreduce, so all ranks leave together instead of hanging in the next collective. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cifar_args.h"
+#include "cifar_ckpt.h"
+#include "cifar_data.h"
+#include "cifar_report.h"
+#include "cifar_train.h"
+#include "hv.h"
+
+enum { MAX_EPOCH_RECORDS = 10001 }; /* --epochs is at most 10000 */
+
+static int g_rank = 0;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void print_error(const char *msg) {
+  fprintf(stderr, "cifar_ddp: rank %d: error: %s\n", g_rank, msg);
+  fflush(stderr);
+}
+
+/* The rank the launcher gave us, before MPI is up (flag errors print once). */
+static int launcher_rank(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                     "SLURM_PROCID"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *v = getenv(vars[i]);
+    if (v && *v) return atoi(v);
+  }
+  return 0;
+}
+
+/* Leaves the job: the failing rank(s) already printed; all ranks exit with code. */
+static int leave(hv_comm_t *comm, int code) {
+  hv_shutdown(comm);
+  return code;
+}
+
+/* Agreement on ok across ranks; the lowest failing rank prints msg. 1 if all ok. */
+static int all_ok(hv_comm_t *comm, int ok, const char *msg) {
+  int bad = -1;
+  const int r = cifar_train_agree(comm, ok, &bad);
+  if (r < 0) {
+    print_error(hv_comm_last_error(comm));
+    return 0;
+  }
+  if (!r && bad == g_rank) print_error(msg);
+  return r;
+}
+
+static void print_start(const cifar_args_t *a, const cifar_run_info_t *info,
+                        const cifar_data_t *d, const cifar_train_t *t) {
+  printf("World size: %d\nNumber of nodes: %d\nRanks per node: %d\nDevice: %s\n", info->world,
+         info->nodes, info->ranks_per_node, info->device);
+  printf("Model: %s (WideResNet-%d-%d, %lld parameters)\n", a->model, a->depth, a->widen,
+         info->n_params);
+  printf("Dataset: %s from %s (%d training, %d test images of %dx%dx%d)\n", a->dataset,
+         d->dir, d->train.n, d->test.n, d->train.c, d->train.h, d->train.w);
+  printf("Global batch: %d (%d per rank%s), %d steps per epoch, lr %.6g (base %.6g, %s "
+         "scaling, %.3g warm-up epochs, %s schedule)\n",
+         info->global_batch, info->local_batch,
+         a->micro_batches > 1 ? ", in micro-batches" : "", t->steps_per_epoch, info->lr_peak,
+         a->base_lr, a->lr_linear_scaling ? "linear" : "no", a->warmup_epochs, a->lr_schedule);
+  if (d->note[0]) printf("Note: %s\n", d->note);
+  fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+  cifar_args_t a;
+  char err[2048], warn[1024];
+  const int pr = cifar_args_parse(argc, argv, &a, err, sizeof err);
+  g_rank = launcher_rank();
+  if (pr == 1) {
+    if (g_rank == 0) fputs(cifar_args_usage(), stdout);
+    return 0;
+  }
+  if (pr < 0) {
+    if (g_rank == 0) print_error(err);
+    return 2;
+  }
+  /* ddp.h has no compression knob: the engine reads HV_COMPRESSION at hv_init. An
+   * explicit flag wins over the environment. */
+  int compression_flag = 0;
+  for (int i = 1; i < argc; i++) compression_flag |= !strcmp(argv[i], "--compression");
+  if (compression_flag) setenv("HV_COMPRESSION", a.compression, 1);
+
+  hv_comm_t *comm = NULL;
+  if (hv_init(&argc, &argv, &comm) != HV_SUCCESS) {
+    snprintf(err, sizeof err, "hv_init failed: %s", hv_comm_last_error(NULL));
+    print_error(err);
+    return 1;
+  }
+  cifar_run_info_t info = {.device = "cpu"};
+  hv_comm_rank(comm, &g_rank);
+  hv_comm_size(comm, &info.world);
+  hv_comm_local_size(comm, &info.ranks_per_node);
+  hv_comm_cross_size(comm, &info.nodes);
+  const int rank0 = g_rank == 0, verbose = rank0 && !a.quiet;
+
+  if (a.batch_size < info.world) {
+    if (rank0) {
+      snprintf(err, sizeof err,
+               "--batch-size %d is smaller than the %d ranks: the global batch is split "
+               "across the ranks and each needs at least one image per step (use "
+               "--batch-size %d or more)",
+               a.batch_size, info.world, info.world);
+      print_error(err);
+    }
+    return leave(comm, 2);
+  }
+  if (rank0 && a.amp) {
+    fprintf(stderr,
+            "cifar_ddp: warning: --amp (FP16 mixed precision) runs on GPUs; this build "
+            "trains on the CPU in FP32\n");
+  }
+  if (rank0 && a.batch_size % info.world) {
+    fprintf(stderr, "cifar_ddp: warning: --batch-size %d does not split evenly over %d ranks: "
+            "the global batch is %d\n", a.batch_size, info.world,
+            a.batch_size / info.world * info.world);
+  }
+
+  cifar_data_t data;
+  int ok = cifar_data_load(a.dataset, a.data_dir, &data, err, sizeof err) == 0 &&
+           cifar_data_limit(&data, a.train_size, a.test_size, err, sizeof err) == 0;
+  if (!all_ok(comm, ok, err)) {
+    cifar_data_free(&data);
+    return leave(comm, 1);
+  }
+  cifar_train_t t;
+  ok = cifar_train_init(&t, &a, comm, &data.train, &data.test, data.mean, data.std, err,
+                        sizeof err) == 0;
+  if (!all_ok(comm, ok, err)) {
+    cifar_train_free(&t);
+    cifar_data_free(&data);
+    return leave(comm, 1);
+  }
+
+  /* Resume: rank 0 reads the checkpoint; DDP's broadcast hands it to the others. */
+  cifar_epoch_t *hist = calloc(MAX_EPOCH_RECORDS, sizeof *hist);
+  int n_hist = 0, start_epoch = 0, first_step = 0;
+  checkpoint_meta_t meta = {0};
+  ok = hist != NULL;
+  snprintf(err, sizeof err, "out of memory");
+  if (ok && rank0 && a.resume) {
+    char path[4200];
+    const int f = cifar_ckpt_find_newest(a.checkpoint_dir, path, sizeof path, err, sizeof err);
+    if (f < 0) ok = 0;
+    else if (f == 1) {
+      fprintf(stderr, "cifar_ddp: --resume: no checkpoint in %s yet, starting from scratch\n",
+              a.checkpoint_dir);
+    } else if (cifar_ckpt_load(path, t.model, &t.opt, &meta, hist, MAX_EPOCH_RECORDS, &n_hist,
+                               err, sizeof err)) {
+      ok = 0;
+    } else {
+      t.step = meta.step;
+      if (verbose) {
+        printf("Resuming from %s: %lld epochs and %lld steps done\n", path,
+               (long long)meta.epoch, (long long)meta.step);
+      }
+    }
+  }
+  /* Unwritable output folders fail now, not after the first epoch. */
+  if (ok && rank0 && a.checkpoint_dir)
+    ok = cifar_report_mkdirs(a.checkpoint_dir, err, sizeof err) == 0;
+  if (ok && rank0 && a.results) ok = cifar_report_mkdirs(a.results, err, sizeof err) == 0;
+  if (!all_ok(comm, ok, err)) goto fail_agreed;
+  ok = cifar_train_start_ddp(&t, err, sizeof err) == 0;
+  if (!all_ok(comm, ok, err)) goto fail_agreed;
+
+  /* Where the checkpoint left off (rank 0 read it): the epoch, the step inside it
+   * (a --max-steps checkpoint), and the early-stopping streak of the epoch records. */
+  int streak = 0;
+  for (int i = 0; i < n_hist; i++) streak = hist[i].val_acc >= a.target_accuracy ? streak + 1 : 0;
+  const long long done = n_hist > 0 ? hist[n_hist - 1].steps : 0;
+  int64_t sv[3] = {streak, meta.epoch, t.step > done ? t.step - done : 0};
+  if (hv_broadcast(comm, "cifar.resume.position", sv, 3, HV_INT64, 0) != HV_SUCCESS) {
+    print_error(hv_comm_last_error(comm));
+    goto fail;
+  }
+  streak = (int)sv[0];
+  start_epoch = (int)sv[1];
+  /* A different --batch-size after the resume: the partial epoch restarts. */
+  first_step = sv[2] < t.steps_per_epoch ? (int)sv[2] : 0;
+  info.n_params = (long long)t.model->n_params;
+  info.local_batch = t.local_batch;
+  info.global_batch = t.local_batch * info.world;
+  info.steps_per_epoch = t.steps_per_epoch;
+  info.train_images = data.train.n;
+  info.test_images = data.test.n;
+  info.lr_peak = lr_peak(&t.sched);
+  info.data_dir = data.dir;
+  info.resumed_from_epoch = start_epoch;
+  if (verbose) print_start(&a, &info, &data, &t);
+
+  const double t_start = now_s();
+  int stopped_by_steps = 0;
+  for (int epoch = start_epoch; epoch < a.epochs && !info.stopped_early; epoch++) {
+    cifar_progress_t prog;
+    cifar_progress_start(&prog, verbose, epoch + 1, a.epochs, t.steps_per_epoch, now_s());
+    cifar_epoch_t e = {0};
+    const int first = epoch == start_epoch ? first_step : 0;
+    const int taken = cifar_train_epoch(&t, epoch, first, a.max_steps, &prog, &e, err, sizeof err);
+    cifar_progress_end(&prog);
+    if (taken < 0) {
+      print_error(err);
+      goto fail;
+    }
+    const int partial = first + taken < t.steps_per_epoch;
+    if (partial && taken == 0) {
+      stopped_by_steps = 1;
+      break;
+    }
+    if (cifar_train_evaluate(&t, &e, err, sizeof err)) {
+      print_error(err);
+      goto fail;
+    }
+    if (verbose) {
+      printf("Epoch %d/%d completed in %.2f seconds%s\n", epoch + 1, a.epochs, e.seconds,
+             partial ? " (stopped at --max-steps)" : "");
+      printf("Validation Loss: %.4f, Validation Accuracy: %.4f\n", e.val_loss, e.val_acc);
+      printf("Epoch Throughput: %.2f images/second\n", e.images_per_s);
+      fflush(stdout);
+    }
+    if (n_hist < MAX_EPOCH_RECORDS) hist[n_hist++] = e;
+    if (!partial) streak = e.val_acc >= a.target_accuracy ? streak + 1 : 0;
+    if (!partial && streak >= a.patience) {
+      info.stopped_early = 1;
+      if (verbose) {
+        printf("Target accuracy %.4f reached for %d epoch%s in a row: early stopping after "
+               "epoch %d\n", a.target_accuracy, streak, streak > 1 ? "s" : "", epoch + 1);
+      }
+    }
+    if (a.checkpoint_dir) {
+      meta.epoch = partial ? epoch : epoch + 1;
+      meta.step = t.step;
+      meta.lr = t.opt.lr;
+      ok = !rank0 ||
+           cifar_ckpt_save(a.checkpoint_dir, t.model, &t.opt, &meta, hist, n_hist, err,
+                           sizeof err) == 0;
+      if (!all_ok(comm, ok, err)) goto fail_agreed;
+    }
+    if (partial) {
+      stopped_by_steps = 1;
+      break;
+    }
+  }
+  info.total_seconds = now_s() - t_start;
+  double img = 0, secs = 0;
+  for (int i = 0; i < n_hist; i++) {
+    if (hist[i].epoch <= start_epoch && start_epoch > 0) continue; /* before the resume */
+    img += (double)hist[i].images;
+    secs += hist[i].seconds;
+  }
+  info.images_per_s = secs > 0 ? img / secs : 0;
+  if (rank0) {
+    if (stopped_by_steps && verbose) printf("Stopped: --max-steps %lld reached\n", a.max_steps);
+    printf("Training completed in %.2f seconds\n", info.total_seconds);
+    printf("Average Throughput: %.2f images/second\n", info.images_per_s);
+    if (n_hist > 0) {
+      printf("Final Validation Loss: %.4f, Validation Accuracy: %.4f\n",
+             hist[n_hist - 1].val_loss, hist[n_hist - 1].val_acc);
+    }
+    printf("Number of nodes: %d\nRanks per node: %d\nTotal ranks: %d\n", info.nodes,
+           info.ranks_per_node, info.world);
+    fflush(stdout);
+  }
+  if (a.results) {
+    ok = !rank0 || cifar_report_write_results(a.results, &a, &info, hist, n_hist, warn,
+                                              sizeof warn, err, sizeof err) == 0;
+    if (rank0 && ok && warn[0]) fprintf(stderr, "cifar_ddp: warning: %s\n", warn);
+    if (!all_ok(comm, ok, err)) goto fail_agreed;
+    if (verbose) printf("Results: %s/results.json, results.csv%s\n", a.results,
+                        a.plots && !warn[0] ? ", loss.png, accuracy.png, throughput.png" : "");
+  }
+  free(hist);
+  cifar_train_free(&t);
+  cifar_data_free(&data);
+  return leave(comm, 0);
+
+fail_agreed:
+  /* Every rank knows and leaves here together: hv can shut down cleanly. */
+  free(hist);
+  cifar_train_free(&t);
+  cifar_data_free(&data);
+  return leave(comm, 1);
+
+fail:
+  /* A collective failed or a rank left: shutting hv down cleanly could wait on a dead
+   * peer, so leave at once; the launcher ends the other ranks. */
+  fflush(stdout);
+  exit(1);
+}
