@@ -22,7 +22,7 @@ lib_expect() {
     [ "${LIB_SHOW:-0}" = 0 ] || printf '%s\n' "$out" | sed 's/^/    | /' | tail -8
   else
     lib_bad "$name: rc $rc (want $want), output should match /$pat/:"
-    printf '%s\n' "$out" | sed 's/^/    | /' | tail -15
+    printf '%s\n' "$out" | grep -v '^\[.*\] \[ *[0-9]*\] ' | sed 's/^/    | /' | tail -60
   fi
 }
 
