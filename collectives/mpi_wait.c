@@ -1,11 +1,12 @@
 /* mpi_wait.c: every wait on MPI in the engine goes through here, so none can hang:
  * requests are polled until they complete or HV_TIMEOUT passes. Negotiation waits
  * (peers may be idle for up to 100 ms) spin briefly, then yield, then sleep with a
- * growing interval, so a rank waiting for slower peers does not pin a core. Data
- * transfers never sleep: Open MPI moves large messages only while someone polls, and
- * every peer is in the same transfer, so they spin and yield. A timeout means a peer stopped answering (died,
- * was stopped, lost its network): the caller fails every pending request on this
- * rank with HV_ERR_TIMEOUT instead of waiting forever. */
+ * growing interval capped at 50 us, so a rank waiting for slower peers does not pin
+ * a core. Data transfers never sleep: Open MPI moves large messages only while
+ * someone polls, and every peer is in the same transfer, so they spin and yield.
+ * A timeout means a peer stopped answering (died, was stopped, lost its network):
+ * the caller fails every pending request on this rank with HV_ERR_TIMEOUT instead of
+ * waiting forever. */
 #include <sched.h>
 #include <time.h>
 
@@ -38,6 +39,6 @@ hv_result_t hv__mpi_wait_all(hv_comm_t *comm, int n, MPI_Request *reqs, const ch
     }
     struct timespec ts = {0, sleep_ns};
     nanosleep(&ts, NULL);
-    if (sleep_ns < 200000) sleep_ns *= 2;
+    if (sleep_ns < 50000) sleep_ns *= 2;
   }
 }
