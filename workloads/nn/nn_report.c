@@ -12,47 +12,10 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "results_dir.h"
+
 int nn_report_make_dir(const char *dir, char *err, size_t errlen) {
-  char path[4096];
-  size_t len = strlen(dir);
-  if (len == 0 || len >= sizeof path) {
-    snprintf(err, errlen, "--results: path empty or too long");
-    return -1;
-  }
-  memcpy(path, dir, len + 1);
-  for (size_t i = 1; i <= len; ++i) {
-    if (path[i] != '/' && path[i] != '\0') continue;
-    char c = path[i];
-    path[i] = '\0';
-    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-      snprintf(err, errlen, "--results %s: cannot create %s: %s", dir, path, strerror(errno));
-      return -1;
-    }
-    path[i] = c;
-  }
-  struct stat st;
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    snprintf(err, errlen, "--results %s: not a directory", dir);
-    return -1;
-  }
-  return 0;
-}
-
-static FILE *open_out(const char *dir, const char *name, char *err, size_t errlen) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (!f) snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-  return f;
-}
-
-static int close_out(FILE *f, const char *dir, const char *name, char *err, size_t errlen) {
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad) {
-    snprintf(err, errlen, "error writing %s/%s", dir, name);
-    return -1;
-  }
-  return 0;
+  return results_make_dir(dir, err, errlen);
 }
 
 int nn_ensemble_vote(const nn_results_t *r, const float *prob_all, int n_items, int i,
@@ -83,7 +46,7 @@ static double mean_of(const double *x, int n) {
 
 static int write_tables(const char *dir, const nn_results_t *r, double *ens_err, char *err,
                         size_t errlen) {
-  FILE *f = open_out(dir, "models.csv", err, errlen);
+  FILE *f = results_open(dir, "models.csv", err, errlen);
   if (!f) return -1;
   fprintf(f, "bootstrap,n_conv_layer,kernel_size,n_hidden_layer,lr,momentum,cv_error,"
              "epochs,train_error,test_error\n");
@@ -93,9 +56,9 @@ static int write_tables(const char *dir, const nn_results_t *r, double *ens_err,
             h->n_hidden, h->lr, h->momentum, r->cv_error[(size_t)b * r->n_tuning + r->best[b]],
             r->epochs[b], r->train_error[b], r->test_error[b]);
   }
-  if (close_out(f, dir, "models.csv", err, errlen)) return -1;
+  if (results_close(f, dir, "models.csv", err, errlen)) return -1;
 
-  if (!(f = open_out(dir, "search.csv", err, errlen))) return -1;
+  if (!(f = results_open(dir, "search.csv", err, errlen))) return -1;
   fprintf(f, "bootstrap,setting,n_conv_layer,kernel_size,n_hidden_layer,lr,momentum,cv_error,"
              "chosen\n");
   for (int b = 0; b < r->n_bootstrap; ++b)
@@ -104,15 +67,15 @@ static int write_tables(const char *dir, const nn_results_t *r, double *ens_err,
       fprintf(f, "%d,%d,%d,%d,%d,%.6e,%.6e,%.6f,%d\n", b, s, h->n_conv, h->kernel, h->n_hidden,
               h->lr, h->momentum, r->cv_error[(size_t)b * r->n_tuning + s], s == r->best[b]);
     }
-  if (close_out(f, dir, "search.csv", err, errlen)) return -1;
+  if (results_close(f, dir, "search.csv", err, errlen)) return -1;
 
-  if (!(f = open_out(dir, "timing.csv", err, errlen))) return -1;
+  if (!(f = results_open(dir, "timing.csv", err, errlen))) return -1;
   fprintf(f, "bootstrap,rank,seconds\n");
   for (int b = 0; b < r->n_bootstrap; ++b)
     fprintf(f, "%d,%d,%.3f\n", b, r->rank_of[b], r->seconds[b]);
-  if (close_out(f, dir, "timing.csv", err, errlen)) return -1;
+  if (results_close(f, dir, "timing.csv", err, errlen)) return -1;
 
-  if (!(f = open_out(dir, "predictions.csv", err, errlen))) return -1;
+  if (!(f = results_open(dir, "predictions.csv", err, errlen))) return -1;
   fprintf(f, "test_index,label,ensemble,votes\n");
   int wrong = 0;
   for (int i = 0; i < r->n_test; ++i) {
@@ -121,10 +84,10 @@ static int write_tables(const char *dir, const nn_results_t *r, double *ens_err,
     wrong += c != r->test_labels[i];
     fprintf(f, "%d,%d,%d,%d\n", i, r->test_labels[i], c, votes);
   }
-  if (close_out(f, dir, "predictions.csv", err, errlen)) return -1;
+  if (results_close(f, dir, "predictions.csv", err, errlen)) return -1;
   *ens_err = r->n_test ? (double)wrong / r->n_test : 0;
 
-  if (!(f = open_out(dir, "summary.json", err, errlen))) return -1;
+  if (!(f = results_open(dir, "summary.json", err, errlen))) return -1;
   fprintf(f,
           "{\n  \"dataset\": \"%s\",\n  \"n_train\": %d,\n  \"n_test\": %d,\n"
           "  \"n_bootstrap\": %d,\n  \"n_tuning\": %d,\n  \"folds\": %d,\n  \"seed\": %llu,\n"
@@ -133,7 +96,7 @@ static int write_tables(const char *dir, const nn_results_t *r, double *ens_err,
           r->dataset, r->n_train, r->n_test, r->n_bootstrap, r->n_tuning, r->folds,
           (unsigned long long)r->seed, r->nranks, *ens_err, wrong,
           mean_of(r->test_error, r->n_bootstrap), r->total_seconds);
-  return close_out(f, dir, "summary.json", err, errlen);
+  return results_close(f, dir, "summary.json", err, errlen);
 }
 
 /* One figure per plotted image: the image on the left, the box plot over models of
@@ -143,7 +106,7 @@ static int write_figure_files(const char *dir, const nn_results_t *r, int k, con
   char name[128];
   const int n_items = r->n_plot + 1;
   snprintf(name, sizeof name, "%s.dat", stem);
-  FILE *f = open_out(dir, name, err, errlen);
+  FILE *f = results_open(dir, name, err, errlen);
   if (!f) return -1;
   fprintf(f, "# one row per model (bootstrap), P(digit 0..9)\n");
   for (int b = 0; b < r->n_bootstrap; ++b) {
@@ -151,15 +114,15 @@ static int write_figure_files(const char *dir, const nn_results_t *r, int k, con
     for (int c = 0; c < 10; ++c) fprintf(f, "%s%.6f", c ? " " : "", p[c]);
     fprintf(f, "\n");
   }
-  if (close_out(f, dir, name, err, errlen)) return -1;
+  if (results_close(f, dir, name, err, errlen)) return -1;
   snprintf(name, sizeof name, "%s.img", stem);
-  if (!(f = open_out(dir, name, err, errlen))) return -1;
+  if (!(f = results_open(dir, name, err, errlen))) return -1;
   const uint8_t *px = r->extra_pixels + (size_t)k * 784;
   for (int y = 0; y < 28; ++y)
     for (int x = 0; x < 28; ++x) fprintf(f, "%d%c", px[y * 28 + x], x == 27 ? '\n' : ' ');
-  if (close_out(f, dir, name, err, errlen)) return -1;
+  if (results_close(f, dir, name, err, errlen)) return -1;
   snprintf(name, sizeof name, "%s.gp", stem);
-  if (!(f = open_out(dir, name, err, errlen))) return -1;
+  if (!(f = results_open(dir, name, err, errlen))) return -1;
   fprintf(f,
           "# The image and the ensemble's certainty (softmax probability of each digit,\n"
           "# one box per digit over the %d models).\n"
@@ -176,7 +139,7 @@ static int write_figure_files(const char *dir, const nn_results_t *r, int k, con
           "plot for [d=0:9] '%s.dat' using (d):(column(d+1)) with boxplot lc rgb '#3070b0'\n"
           "unset multiplot\n",
           r->n_bootstrap, stem, title, stem, stem);
-  return close_out(f, dir, name, err, errlen);
+  return results_close(f, dir, name, err, errlen);
 }
 
 static int run_gnuplot(const char *dir, const char *script, char *err, size_t errlen) {
@@ -196,7 +159,7 @@ static int run_gnuplot(const char *dir, const char *script, char *err, size_t er
 
 static int write_markdown(const char *dir, const nn_results_t *r, double ens_err, int drawn,
                           char *err, size_t errlen) {
-  FILE *f = open_out(dir, "report.md", err, errlen);
+  FILE *f = results_open(dir, "report.md", err, errlen);
   if (!f) return -1;
   const nn_space_t *s = &r->space;
   fprintf(f, "# mnist_nn: bagging + random search of a small CNN\n\n");
@@ -246,7 +209,7 @@ static int write_markdown(const char *dir, const nn_results_t *r, double ens_err
               r->test_labels[k], k);
     fprintf(f, "\n");
   }
-  return close_out(f, dir, "report.md", err, errlen);
+  return results_close(f, dir, "report.md", err, errlen);
 }
 
 int nn_report_write(const char *dir, const nn_results_t *r, int plots, double *ensemble_error,
@@ -255,7 +218,7 @@ int nn_report_write(const char *dir, const nn_results_t *r, int plots, double *e
   char cdir[4200], stem[64], title[160];
   snprintf(cdir, sizeof cdir, "%s/certainty", dir);
   if (nn_report_make_dir(cdir, err, errlen)) return -1;
-  FILE *all = open_out(cdir, "all.gp", err, errlen);
+  FILE *all = results_open(cdir, "all.gp", err, errlen);
   if (!all) return -1;
   for (int k = 0; k <= r->n_plot; ++k) {
     const int ood = k == r->n_plot;
@@ -275,7 +238,7 @@ int nn_report_write(const char *dir, const nn_results_t *r, int plots, double *e
     }
     fprintf(all, "load '%s.gp'\nreset\n", stem);
   }
-  if (close_out(all, cdir, "all.gp", err, errlen)) return -1;
+  if (results_close(all, cdir, "all.gp", err, errlen)) return -1;
   int drawn = 0, rc = 0;
   if (plots) {
     if (system("command -v gnuplot >/dev/null 2>&1") != 0) {

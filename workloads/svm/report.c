@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "results_dir.h"
+
 static double unit_pct(const svm_results_t *r, int p, int f) {
   int nv = r->fold_size[f];
   return nv > 0 ? 100.0 * r->errors[p * r->folds + f] / nv : 0.0;
@@ -37,46 +39,7 @@ int report_best_point(const svm_results_t *r) {
 }
 
 int report_make_dir(const char *dir, char *err, size_t errlen) {
-  char path[4096];
-  size_t len = strlen(dir);
-  if (len == 0 || len >= sizeof path) {
-    snprintf(err, errlen, "--results: path empty or too long");
-    return -1;
-  }
-  memcpy(path, dir, len + 1);
-  for (size_t i = 1; i <= len; ++i) {
-    if (path[i] != '/' && path[i] != '\0') continue;
-    char c = path[i];
-    path[i] = '\0';
-    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-      snprintf(err, errlen, "--results %s: cannot create %s: %s", dir, path, strerror(errno));
-      return -1;
-    }
-    path[i] = c;
-  }
-  struct stat st;
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    snprintf(err, errlen, "--results %s: not a directory", dir);
-    return -1;
-  }
-  return 0;
-}
-
-static FILE *open_out(const char *dir, const char *name, char *err, size_t errlen) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (!f) snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-  return f;
-}
-
-static int close_out(FILE *f, const char *dir, const char *name, char *err, size_t errlen) {
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad) {
-    snprintf(err, errlen, "error writing %s/%s", dir, name);
-    return -1;
-  }
-  return 0;
+  return results_make_dir(dir, err, errlen);
 }
 
 static void point_stats(const svm_results_t *r, int p, double *mean, double *sd, double *mn,
@@ -98,7 +61,7 @@ int report_write(const char *dir, const svm_results_t *r, char *err, size_t errl
   if (report_make_dir(dir, err, errlen)) return -1;
   const grid_t *g = r->g;
   const int np = g->n_c * g->n_gamma;
-  FILE *f = open_out(dir, "cv_errors.csv", err, errlen);
+  FILE *f = results_open(dir, "cv_errors.csv", err, errlen);
   if (!f) return -1;
   fprintf(f, "log10_gamma,log10_C,gamma,C,fold,n_val,errors,error_pct\n");
   for (int p = 0; p < np; ++p) {
@@ -107,9 +70,9 @@ int report_write(const char *dir, const svm_results_t *r, char *err, size_t errl
       fprintf(f, "%.4f,%.4f,%.6g,%.6g,%d,%d,%d,%.4f\n", lg, lc, pow(10.0, lg), pow(10.0, lc), k,
               r->fold_size[k], r->errors[p * r->folds + k], unit_pct(r, p, k));
   }
-  if (close_out(f, dir, "cv_errors.csv", err, errlen)) return -1;
+  if (results_close(f, dir, "cv_errors.csv", err, errlen)) return -1;
 
-  if (!(f = open_out(dir, "grid.csv", err, errlen))) return -1;
+  if (!(f = results_open(dir, "grid.csv", err, errlen))) return -1;
   fprintf(f, "log10_gamma,log10_C,gamma,C,mean_error_pct,std_error_pct,min_error_pct,"
              "max_error_pct\n");
   for (int p = 0; p < np; ++p) {
@@ -118,14 +81,14 @@ int report_write(const char *dir, const svm_results_t *r, char *err, size_t errl
     fprintf(f, "%.4f,%.4f,%.6g,%.6g,%.4f,%.4f,%.4f,%.4f\n", lg, lc, pow(10.0, lg), pow(10.0, lc),
             m, sd, lo, hi);
   }
-  if (close_out(f, dir, "grid.csv", err, errlen)) return -1;
+  if (results_close(f, dir, "grid.csv", err, errlen)) return -1;
 
-  if (!(f = open_out(dir, "folds.csv", err, errlen))) return -1;
+  if (!(f = results_open(dir, "folds.csv", err, errlen))) return -1;
   fprintf(f, "index,fold\n");
   for (int i = 0; i < r->n_train; ++i) fprintf(f, "%d,%d\n", i, r->fold_of[i]);
-  if (close_out(f, dir, "folds.csv", err, errlen)) return -1;
+  if (results_close(f, dir, "folds.csv", err, errlen)) return -1;
 
-  if (!(f = open_out(dir, "results.json", err, errlen))) return -1;
+  if (!(f = results_open(dir, "results.json", err, errlen))) return -1;
   const int b = r->best_p;
   fprintf(f, "{\n  \"program\": \"mnist_svm\",\n  \"dataset\": \"%s\",\n", r->dataset);
   fprintf(f, "  \"n_train\": %d,\n  \"n_test\": %d,\n  \"folds\": %d,\n  \"classes\": %d,\n",
@@ -163,7 +126,7 @@ int report_write(const char *dir, const svm_results_t *r, char *err, size_t errl
     fprintf(f, "]}%s\n", p + 1 < np ? "," : "");
   }
   fprintf(f, "  ]\n}\n");
-  return close_out(f, dir, "results.json", err, errlen);
+  return results_close(f, dir, "results.json", err, errlen);
 }
 
 static int gnuplot_available(void) {
@@ -176,7 +139,7 @@ int report_plot(const char *dir, const svm_results_t *r, char *err, size_t errle
   /* Box plots: one data file per gamma, one block (gnuplot index) per C. */
   for (int gi = 0; gi < g->n_gamma; ++gi) {
     snprintf(name, sizeof name, "boxplot_gamma_%d.dat", gi);
-    FILE *f = open_out(dir, name, err, errlen);
+    FILE *f = results_open(dir, name, err, errlen);
     if (!f) return -1;
     for (int ci = 0; ci < g->n_c; ++ci) {
       fprintf(f, "# log10(C) = %.4f\n", g->log_c[ci]);
@@ -184,9 +147,9 @@ int report_plot(const char *dir, const svm_results_t *r, char *err, size_t errle
         fprintf(f, "%.4f %.4f\n", g->log_c[ci], unit_pct(r, gi * g->n_c + ci, k));
       fprintf(f, "\n\n");
     }
-    if (close_out(f, dir, name, err, errlen)) return -1;
+    if (results_close(f, dir, name, err, errlen)) return -1;
     snprintf(name, sizeof name, "boxplot_gamma_%d.gp", gi);
-    if (!(f = open_out(dir, name, err, errlen))) return -1;
+    if (!(f = results_open(dir, name, err, errlen))) return -1;
     double step = g->n_c > 1 ? (g->log_c[g->n_c - 1] - g->log_c[0]) / (g->n_c - 1) : 1.0;
     fprintf(f,
             "# Box plot of the %d fold validation errors against log10(C), gamma = 1e%.2f.\n"
@@ -199,9 +162,9 @@ int report_plot(const char *dir, const svm_results_t *r, char *err, size_t errle
             "'#3070b0'\n",
             r->folds, g->log_gamma[gi], gi, r->folds, pow(10.0, g->log_gamma[gi]), step * 0.5,
             g->log_c[0] - step * 0.6, g->log_c[g->n_c - 1] + step * 0.6, g->n_c - 1, gi);
-    if (close_out(f, dir, name, err, errlen)) return -1;
+    if (results_close(f, dir, name, err, errlen)) return -1;
   }
-  FILE *f = open_out(dir, "heatmap.dat", err, errlen);
+  FILE *f = results_open(dir, "heatmap.dat", err, errlen);
   if (!f) return -1;
   for (int gi = 0; gi < g->n_gamma; ++gi) {
     for (int ci = 0; ci < g->n_c; ++ci)
@@ -209,8 +172,8 @@ int report_plot(const char *dir, const svm_results_t *r, char *err, size_t errle
               report_mean_error(r, gi * g->n_c + ci));
     fprintf(f, "\n");
   }
-  if (close_out(f, dir, "heatmap.dat", err, errlen)) return -1;
-  if (!(f = open_out(dir, "heatmap.gp", err, errlen))) return -1;
+  if (results_close(f, dir, "heatmap.dat", err, errlen)) return -1;
+  if (!(f = results_open(dir, "heatmap.gp", err, errlen))) return -1;
   fprintf(f,
           "# Heat map of the mean %d-fold validation error over the (C, gamma) grid.\n"
           "set terminal pngcairo size 800,700\nset output 'heatmap.png'\n"
@@ -220,7 +183,7 @@ int report_plot(const char *dir, const svm_results_t *r, char *err, size_t errle
           "plot 'heatmap.dat' using 1:2:3 with image, "
           "'' using 1:2:(sprintf('%%.2f', $3)) with labels\n",
           r->folds, r->folds);
-  if (close_out(f, dir, "heatmap.gp", err, errlen)) return -1;
+  if (results_close(f, dir, "heatmap.gp", err, errlen)) return -1;
 
   if (!gnuplot_available()) return 1;
   for (int gi = 0; gi <= g->n_gamma; ++gi) {
