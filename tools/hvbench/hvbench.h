@@ -162,10 +162,6 @@ MPI_Datatype dtype_mpi(hv_dtype_t dtype);
 MPI_Op dtype_mpi_op(hv_dtype_t dtype, hv_op_t op);
 void dtype_mpi_ops_create(void);
 void dtype_mpi_ops_free(void);
-uint16_t half_from_float(float value);
-float half_to_float(uint16_t value);
-uint16_t bf16_from_float(float value);
-float bf16_to_float(uint16_t value);
 
 /* ---- bench_coll.c ---- */
 int coll_is_reducing(bench_coll_t coll);
@@ -228,5 +224,11 @@ int output_csv(const char *path, const bench_options_t *opts, const bench_row_t 
                size_t nrows, bench_backend_t *backends, int nbackends, int nranks);
 int output_plot(const char *path, const bench_options_t *opts, const bench_row_t *rows,
                 size_t nrows, bench_backend_t *backends, int nbackends, int nranks);
+
+/* 16-bit floats: hv's own conversions (round to nearest even), see hv.h. */
+#define half_from_float hv_float_to_half
+#define half_to_float hv_half_to_float
+#define bf16_from_float hv_float_to_bfloat16
+#define bf16_to_float hv_bfloat16_to_float
 
 #endif /* HVBENCH_H */
