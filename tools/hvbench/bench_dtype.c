@@ -55,10 +55,7 @@ const char *op_short_name(hv_op_t op) {
   return (unsigned)op < HV_NUM_OPS ? op_names[op] : "?";
 }
 
-size_t dtype_size(hv_dtype_t dtype) {
-  static const size_t sizes[HV_NUM_DTYPES] = {1, 1, 4, 8, 2, 2, 4, 8};
-  return (unsigned)dtype < HV_NUM_DTYPES ? sizes[dtype] : 0;
-}
+size_t dtype_size(hv_dtype_t dtype) { return hv_dtype_size(dtype); }
 
 int dtype_is_float(hv_dtype_t dtype) {
   return dtype == HV_FLOAT16 || dtype == HV_BFLOAT16 || dtype == HV_FLOAT32 ||
