@@ -34,6 +34,7 @@ static void comm_destroy(hv_comm_t *comm) {
   free(comm->misses.data);
   free(comm->response.data);
   free(comm->fusion_buf);
+  free(comm->hosts);
   /* After a fatal error (a peer stopped answering) MPI still holds unfinished
    * requests on these communicators: leave them to the process's end. */
   if (comm->async_error == HV_SUCCESS) {
@@ -136,6 +137,13 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   MPI_Comm_rank(comm->mpi, &comm->rank);
   MPI_Comm_size(comm->mpi, &comm->size);
   if (hv__log_rank < 0) hv__log_rank = comm->rank;
+  char host[64] = {0};
+  gethostname(host, sizeof host - 1);
+  comm->hosts = calloc((size_t)comm->size, sizeof *comm->hosts);
+  if (!comm->hosts || MPI_Allgather(host, 64, MPI_CHAR, comm->hosts, 64, MPI_CHAR, comm->mpi) != MPI_SUCCESS) {
+    comm_destroy(comm);
+    return hv__set_error(NULL, HV_ERR_MPI, "cannot exchange host names at init");
+  }
   if ((rc = hv__algo_ctx_init(&comm->algo, comm, comm->mpi)) != HV_SUCCESS ||
       (rc = hv__algo_ctx_init(&comm->bench_algo, comm, comm->bench_mpi)) != HV_SUCCESS ||
       (rc = split_nodes(comm)) != HV_SUCCESS)

@@ -79,7 +79,14 @@ static void *engine_main(void *arg) {
     if (rc == HV_SUCCESS) rc = hv__execute_list(comm);
     if (rc != HV_SUCCESS) {
       failure = rc;
-      HV_LOG(HV__LOG_ERROR, "the engine stopped: %s (%s)", hv_strerror(rc), hv_comm_last_error(comm));
+      /* One line with the cause and what it takes down with it. */
+      char names[512] = "";
+      size_t used = 0;
+      for (size_t i = 0; i < comm->pending_count && used + 80 < sizeof names; i++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "",
+                                 comm->pending_list[i]->name);
+      HV_LOG(HV__LOG_ERROR, "the engine stopped: %s; pending tensors (%zu): %s", hv_comm_last_error(comm),
+             comm->pending_count, comm->pending_count ? names : "none");
       break;
     }
     last_productive = productive;

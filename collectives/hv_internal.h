@@ -89,6 +89,7 @@ struct hv_comm {
   int rank, size, local_rank, local_size, cross_rank, cross_size;
   int owns_mpi; /* hv_init initialised MPI: hv_shutdown finalises it */
   int spin_ok;  /* this rank has a core for each of its two busy threads: short spins pay */
+  char (*hosts)[64]; /* every rank's host name, to name a peer that stops answering */
   MPI_Comm bench_mpi; /* for algorithms called directly (hv_internal_bench.h) */
   hv__config_t config;
   hv__algo_ctx_t algo;       /* the background thread's algorithm context */

@@ -14,4 +14,10 @@ if [ "$found" -lt 1 ] || [ "$found" -gt "$expected" ]; then
   echo "check_peer_stopped: $found of $expected surviving ranks reported the stopped peer" >&2
   exit 1
 fi
+# The rank that talks to the stopped one names it (others may name a rank that is
+# itself stuck waiting).
+if ! printf '%s\n' "$out" | grep -q "with rank $expected on host "; then
+  echo "check_peer_stopped: no rank named the stopped rank $expected and its host" >&2
+  exit 1
+fi
 echo "check_peer_stopped: $found rank(s) detected the stopped peer; mpirun exited with $status"
