@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hv.h"
 
@@ -32,6 +33,9 @@ int main(int argc, char **argv) {
              ok ? " PEER-STOPPED-DETECTED" : "");
       fflush(stdout);
       hv_shutdown(comm); /* returns at once: MPI is left alone, its peer being gone */
+      /* The first non-zero exit makes mpirun kill the job: give the other survivors
+       * the moment they need to print their own line (the wrapper reads them all). */
+      sleep(2);
       return ok ? 3 : 4;
     }
     if (step > 1000) return 5; /* the stop never happened */
