@@ -16,4 +16,10 @@ PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" cc -std=c11 -o "$tmp/pc-consumer" "$
 for exe in "$tmp/cmake-consumer/consumer" "$tmp/pc-consumer"; do
   LD_LIBRARY_PATH="$tmp/prefix/lib" timeout 60 mpirun --oversubscribe --bind-to none -np 2 "$exe"
 done
-echo "install check: find_package(hv) and pkg-config hv both build and run"
+# The installed programs find libhvcoll by themselves (RPATH), as users launch them.
+for prog in bin/hvrun bin/hvbench workloads/cifar_ddp workloads/mnist_svm workloads/mnist_nn; do
+  env -u LD_LIBRARY_PATH "$tmp/prefix/$prog" --help >/dev/null ||
+    { echo "install check: $prog does not start from the prefix" >&2; exit 1; }
+done
+echo "install check: find_package(hv) and pkg-config hv both build and run; installed programs start"
+
