@@ -154,7 +154,6 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   comm->vec_out = calloc(words, sizeof(uint64_t));
   comm->vec_tmp = calloc(words, sizeof(uint64_t));
   if (!comm->vec || !comm->vec_out || !comm->vec_tmp) goto oom;
-  comm->vec_words = words;
   if (comm->rank == 0 && (rc = hv__coordinator_create(comm)) != HV_SUCCESS) goto fail;
   if (comm->config.timeline_path[0]) {
     comm->timeline = hv__timeline_open(comm->config.timeline_path, comm->rank, err, sizeof err);

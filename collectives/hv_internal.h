@@ -87,7 +87,6 @@ struct hv_comm {
   MPI_Comm local; /* ranks on my node */
   MPI_Comm cross; /* ranks with my local rank on every node */
   int rank, size, local_rank, local_size, cross_rank, cross_size;
-  int owns_mpi; /* hv_init initialised MPI: hv_shutdown finalises it */
   int spin_ok;  /* this rank has a core for each of its two busy threads: short spins pay */
   char (*hosts)[64]; /* every rank's host name, to name a peer that stops answering */
   MPI_Comm bench_mpi; /* for algorithms called directly (hv_internal_bench.h) */
@@ -121,15 +120,12 @@ struct hv_comm {
   hv__exec_t *exec;
   size_t exec_count, exec_cap;
   uint64_t *vec, *vec_out, *vec_tmp; /* negotiation bit vectors */
-  size_t vec_words;
   hv__bytes_t misses;   /* serialised cache misses of this round */
   hv__bytes_t response; /* the coordinator's responses, as received */
   void *fusion_buf; /* grow-only fusion buffer */
   size_t fusion_bytes;
   struct hv__timeline *timeline;
   uint64_t round;
-  double idle_wait_ms;
-  double unproductive_wait_ms;
 };
 
 /* ---- errors and logging (result.c, log.c) ---- */
