@@ -15,22 +15,10 @@
 #include "kcache.h"
 #include "rbf_kernel.h"
 
-static int failures = 0;
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-      failures++;                                          \
-    }                                                      \
-  } while (0)
+#include "svm_test_util.h"
 
 static uint64_t state = 99;
-static double uniform(void) {
-  state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-  return ((state >> 11) + 0.5) / 9007199254740992.0;
-}
+static double uniform(void) { return test_uniform(&state); }
 
 static void test_exp(void) {
   enum { N = 200001 };

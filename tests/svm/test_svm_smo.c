@@ -27,22 +27,10 @@
 #include "rbf_kernel.h"
 #include "smo.h"
 
-static int failures = 0;
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-      failures++;                                          \
-    }                                                      \
-  } while (0)
+#include "svm_test_util.h"
 
 static uint64_t rng_state = 12345;
-static double rng_uniform(void) {
-  rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-  return ((rng_state >> 11) + 0.5) / 9007199254740992.0;
-}
+static double rng_uniform(void) { return test_uniform(&rng_state); }
 static double rng_normal(void) {
   double u = rng_uniform(), v = rng_uniform();
   return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
