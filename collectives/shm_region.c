@@ -1,6 +1,7 @@
 /* shm_region.c: set-up, mapping and barrier of the node's shared-memory region (see
  * shm_region.h). Local rank 0 creates the object with O_EXCL and mode 0600 under a
- * name made of the job's id, its own pid and a per-process counter, broadcasts the
+ * name made of the job's id, its own pid, a per-process counter and 64 random bits
+ * (so another user can neither guess nor pre-create it), broadcasts the
  * name, everyone maps it, a barrier, then rank 0 unlinks it: the mapping lives on
  * until each process unmaps it or exits, the name does not. */
 #include "shm_region.h"
@@ -11,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,8 +38,10 @@ hv_result_t hv__shm_create(hv__shm_t *shm, hv_comm_t *comm, MPI_Comm local, size
   if (shm->local_rank == 0) {
     const char *job = getenv("SLURM_JOB_ID");
     if (!job) job = getenv("OMPI_MCA_ess_base_jobid");
-    snprintf(name, sizeof name, "/hv-%s-%ld-%u", job ? job : "x", (long)getpid(),
-             atomic_fetch_add(&region_counter, 1));
+    unsigned long long nonce = 0;
+    if (getrandom(&nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce) nonce ^= (unsigned long long)time(NULL);
+    snprintf(name, sizeof name, "/hv-%s-%ld-%u-%016llx", job ? job : "x", (long)getpid(),
+             atomic_fetch_add(&region_counter, 1), nonce);
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0 || ftruncate(fd, (off_t)shm->map_bytes) != 0) {
       HV_LOG(HV__LOG_INFO, "shared memory '%s' unavailable (%s): intra-node traffic goes through MPI", name,

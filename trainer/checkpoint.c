@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "atomic_file.h"
 #include "file_read.h"
 
 static const char kMagic[8] = {'H', 'V', 'C', 'K', 'P', 'T', '\r', '\n'};
@@ -65,40 +66,22 @@ int checkpoint_save(const char *path, const model_t *m, const sgd_t *opt,
   uint32_t crc = crc_of(buf, total - 4);
   memcpy(p, &crc, 4);
 
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) {
-    snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+  /* Owner-only, unpredictably named temporary file renamed over path: a crash leaves
+   * the old checkpoint or the new one, never half of one. */
+  atomic_file_t af;
+  if (atomic_file_open(&af, path, err, errlen)) {
     free(buf);
     return -1;
   }
-  size_t done = 0;
-  while (done < total) {
-    ssize_t w = write(fd, buf + done, total - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      snprintf(err, errlen, "%s: write failed after %zu of %zu bytes: %s", tmp, done, total,
-               strerror(errno));
-      close(fd);
-      unlink(tmp);
-      free(buf);
-      return -1;
-    }
-    done += (size_t)w;
-  }
+  const size_t written = fwrite(buf, 1, total, af.f);
   free(buf);
-  /* fsync before rename: otherwise a crash may leave the new name on empty data. */
-  if (fsync(fd) != 0 || close(fd) != 0) {
-    snprintf(err, errlen, "%s: fsync/close failed: %s", tmp, strerror(errno));
-    unlink(tmp);
+  if (written != total) {
+    snprintf(err, errlen, "%s: write failed after %zu of %zu bytes: %s", af.tmp, written, total,
+             strerror(errno));
+    atomic_file_abort(&af);
     return -1;
   }
-  if (rename(tmp, path) != 0) {
-    snprintf(err, errlen, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
-    unlink(tmp);
-    return -1;
-  }
+  if (atomic_file_commit(&af, 1, err, errlen)) return -1;
   return 0;
 }
 

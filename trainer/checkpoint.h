@@ -7,8 +7,9 @@
  *   n_buffers u64 | has_momentum u32 | pad u32 | epoch i64 | step i64 | lr f64 |
  *   model rng 4 x u64 | user rng 4 x u64 |
  *   params | buffers | momentum (when has_momentum) | CRC-32 of all before (u32)
- * Written to "<path>.tmp.<pid>", flushed and fsync'ed, then renamed over path: a crash
- * leaves the old checkpoint or the new one, never half of one. */
+ * Written to an owner-only, unpredictably named temporary file next to path, flushed
+ * and fsync'ed, then renamed over path (atomic_file.h): a crash leaves the old
+ * checkpoint or the new one, never half of one. */
 #ifndef HV_TRAINER_CHECKPOINT_H
 #define HV_TRAINER_CHECKPOINT_H
 

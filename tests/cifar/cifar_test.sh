@@ -5,8 +5,8 @@
 #   sh cifar_test.sh CASE [NP]
 # Environment (set by CMake): CIFAR_DDP, MAKE_TINY, COMPARE_CKPT, HV_MPIRUN (mpirun and
 # its flags), WORK (a scratch folder for this case).
-# Cases: smoke NP | fashion | cifar100 | equiv | early_stop | resume | bad_flags | batch_lt_ranks |
-#        missing_data
+# Cases: smoke NP | fashion | cifar100 | equiv | early_stop | resume | resume_fallback |
+#        resume_other_np | bad_flags | batch_lt_ranks | missing_data
 set -u
 CASE=$1
 NP=${2:-2}
@@ -186,6 +186,68 @@ resume)
     done
   done
   echo "resume np=$NP: epochs 2-3 equal ($(csv_col rb/results.csv 3 4))"
+  ;;
+resume_fallback)
+  # The newest checkpoint truncated (a crash while writing it, a lost write): --resume
+  # names it and what is wrong, falls back to the previous one, and the resumed epochs
+  # still repeat the uninterrupted run. With no readable checkpoint left: a clear error.
+  tiny data
+  ARGS="$COMMON --batch-size 16 --train-size 64 --epochs 3"
+  run "$NP" $ARGS --checkpoint-dir ca --results ra
+  [ "$RC" -eq 0 ] || fail "uninterrupted run: exit code $RC"
+  export HV_CIFAR_CRASH_AT_STEP=10
+  run "$NP" $ARGS --checkpoint-dir cb --results rb
+  unset HV_CIFAR_CRASH_AT_STEP
+  [ "$RC" -ne 0 ] || fail "the killed run exited 0"
+  NEW=cb/ckpt-step-000000000008.hvckpt OLD=cb/ckpt-step-000000000004.hvckpt
+  [ -f "$NEW" ] && [ -f "$OLD" ] || fail "expected the checkpoints of epochs 1 and 2"
+  size=$(wc -c <"$NEW")
+  head -c $((size / 2)) "$NEW" >cut && mv cut "$NEW"
+  run "$NP" $ARGS --checkpoint-dir cb --results rb --resume
+  [ "$RC" -eq 0 ] || fail "resumed run: exit code $RC"
+  expect err.txt "^cifar_ddp: --resume: $NEW: .*(truncated|short|size)" 1
+  expect err.txt '^cifar_ddp: --resume: trying the previous checkpoint$' 1
+  expect out.txt "^Resuming from $OLD: 1 epochs and 4 steps done\$" 1
+  for row in 2 3; do
+    for col in 4 5; do
+      a=$(csv_col ra/results.csv $row $col)
+      b=$(csv_col rb/results.csv $row $col)
+      awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a;
+        exit !(a != "" && d <= 1e-6 * (m > 1 ? m : 1)) }' ||
+        fail "fallback resume, epoch $row column $col: uninterrupted $a, resumed $b"
+    done
+  done
+  # Only damaged checkpoints (the resumed run's last two, each with a flipped byte):
+  # --resume names each and then fails.
+  mkdir cd
+  cp cb/*.hvckpt cb/*.csv cd/
+  for g in cd/*.hvckpt; do
+    printf '\377' | dd of="$g" bs=1 seek=300 conv=notrunc 2>/dev/null
+  done
+  run "$NP" $ARGS --checkpoint-dir cd --resume
+  expect_error "--resume: no readable checkpoint in cd \\(2 tried; the last: cd/ckpt-step-000000000008\\.hvckpt: checksum"
+  expect err.txt '^cifar_ddp: --resume: cd/ckpt-step-000000000012\.hvckpt: checksum mismatch' 1
+  echo "resume fallback np=$NP: epochs 2-3 equal after falling back to $OLD"
+  ;;
+resume_other_np)
+  # A checkpoint written by 4 ranks resumed by 2 ranks with 2 micro-batches each (the
+  # same global batch and batch-norm groups): the resumed run ends at the parameters
+  # of the uninterrupted 4-rank run, to the float32 bound of the "equiv" case.
+  tiny data
+  ARGS="$COMMON --batch-size 16 --train-size 64 --epochs 3 --no-augment --quiet"
+  run 4 $ARGS --checkpoint-dir ca --results ra
+  [ "$RC" -eq 0 ] || fail "uninterrupted 4 ranks: exit code $RC"
+  export HV_CIFAR_CRASH_AT_STEP=6
+  run 4 $ARGS --checkpoint-dir cb
+  unset HV_CIFAR_CRASH_AT_STEP
+  [ "$RC" -ne 0 ] || fail "the killed run exited 0"
+  run 2 $ARGS --checkpoint-dir cb --results rb --resume --micro-batches 2
+  [ "$RC" -eq 0 ] || fail "resumed on 2 ranks: exit code $RC"
+  CK=ckpt-step-000000000012.hvckpt
+  "$COMPARE_CKPT" 10 1 10 3 "ca/$CK" "cb/$CK" 1e-5 || fail "4 ranks != 4 ranks then 2 ranks"
+  run 1 $ARGS --checkpoint-dir cb --resume --epochs 4 --micro-batches 2
+  [ "$RC" -eq 0 ] || fail "resumed on 1 rank: exit code $RC"
+  echo "resume 4 ranks -> 2 ranks: final parameters equal; -> 1 rank: ran"
   ;;
 bad_flags)
   for c in "--batch-size abc|--batch-size: 'abc' is not an integer" \

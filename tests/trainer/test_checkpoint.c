@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +23,16 @@
 enum { BATCH = 16, STEPS = 10, IMAGES = 64 };
 
 static char dir[256], path[512];
+static mode_t test_umask;
+
+/* Entries of folder d other than . and .. */
+static int count_entries(const char *d) {
+  DIR *h = opendir(d);
+  int n = 0;
+  for (struct dirent *e; h && (e = readdir(h));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  if (h) closedir(h);
+  return n;
+}
 static const char *self_exe;
 static dataset_t data;
 
@@ -98,10 +110,10 @@ static void test_round_trip(void) {
   CHECK(memcmp(&a->rng, &b->rng, sizeof a->rng) == 0);
   CHECK(memcmp(&ma, &mb, sizeof ma) == 0);
   CHECK(ob.has_buf == 1 && ob.steps == ma.step);
-  /* No temporary file is left behind. */
-  char tmp[600];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  CHECK(access(tmp, F_OK) != 0);
+  /* No temporary file is left behind, and the checkpoint has the umask's mode. */
+  CHECK(count_entries(dir) == 1);
+  struct stat st;
+  CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == (0666 & ~test_umask));
 
   /* Damage: one flipped byte in the parameters. */
   FILE *f = fopen(path, "r+b");
@@ -228,6 +240,8 @@ int main(int argc, char **argv) {
     if (!mkdtemp(dir)) return 2;
   }
   snprintf(path, sizeof path, "%s/model.ckpt", dir);
+  test_umask = umask(022);
+  umask(test_umask);
   dataset_t full;
   if (dataset_load_mnist(dataset_default_mnist_dir(), "train", &full, err, sizeof err) ||
       dataset_slice(&full, 0, IMAGES, &data, err, sizeof err)) {

@@ -73,16 +73,7 @@ int cifar_ckpt_save(const char *dir, const model_t *m, const sgd_t *opt,
   return k < 0 ? -1 : 0;
 }
 
-int cifar_ckpt_find_newest(const char *dir, char *path, size_t len, char *err, size_t errlen) {
-  long long steps[64];
-  const int k = list_steps(dir, steps, 64, err, errlen);
-  if (k < 0) return -1;
-  if (k == 0) return 1;
-  ckpt_path(dir, steps[0], "hvckpt", path, len);
-  return 0;
-}
-
-int cifar_ckpt_load(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t *meta,
+static int load_one(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t *meta,
                     cifar_epoch_t *hist, int cap, int *n, char *err, size_t errlen) {
   *n = 0;
   if (checkpoint_load(path, m, opt, meta, err, errlen)) return -1;
@@ -98,4 +89,27 @@ int cifar_ckpt_load(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t 
   while (keep < rows && hist[keep].epoch <= meta->epoch) keep++;
   *n = keep;
   return 0;
+}
+
+int cifar_ckpt_resume(const char *dir, model_t *m, sgd_t *opt, checkpoint_meta_t *meta,
+                      cifar_epoch_t *hist, int cap, int *n, char *path, size_t len, char *err,
+                      size_t errlen) {
+  long long steps[64];
+  const int k = list_steps(dir, steps, 64, err, errlen);
+  if (k < 0) return -1;
+  if (k == 0) return 1;
+  char why[4600] = "";
+  for (int i = 0; i < k; i++) {
+    ckpt_path(dir, steps[i], "hvckpt", path, len);
+    if (load_one(path, m, opt, meta, hist, cap, n, why, sizeof why) == 0) return 0;
+    /* A crash while the file system lost the newest write, or a damaged disk: the
+     * previous checkpoint is the way on. The bad file stays where it is (nothing is
+     * deleted on a guess; a run of the same configuration overwrites it when it reaches
+     * that step again). */
+    fprintf(stderr, "cifar_ddp: --resume: %s\n", why);
+    if (i + 1 < k) fprintf(stderr, "cifar_ddp: --resume: trying the previous checkpoint\n");
+  }
+  snprintf(err, errlen, "--resume: no readable checkpoint in %s (%d tried; the last: %s)", dir, k,
+           why);
+  return -1;
 }

@@ -4,7 +4,8 @@
  *   ckpt-step-<steps>.hvckpt  model, momentum, epoch, step, lr (trainer/checkpoint.h)
  * both atomic (tmp + rename), the record first so that every checkpoint has its
  * history. The newest is the one with the most steps; older pairs beyond the last
- * CIFAR_CKPT_KEEP are deleted. */
+ * CIFAR_CKPT_KEEP are deleted, so a resume can fall back to the previous pair when the
+ * newest is damaged. */
 #ifndef HV_CIFAR_CKPT_H
 #define HV_CIFAR_CKPT_H
 
@@ -22,12 +23,13 @@ int cifar_ckpt_save(const char *dir, const model_t *m, const sgd_t *opt,
                     const checkpoint_meta_t *meta, const cifar_epoch_t *hist, int n, char *err,
                     size_t errlen);
 
-/* Path of the newest checkpoint in dir: 0 found, 1 none there, -1 error (message). */
-int cifar_ckpt_find_newest(const char *dir, char *path, size_t len, char *err, size_t errlen);
-
-/* Loads the checkpoint at path into m and opt, and its history (rows of completed
- * epochs, <= meta->epoch) into hist (*n rows, at most cap). 0, or -1 with a message. */
-int cifar_ckpt_load(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t *meta,
-                    cifar_epoch_t *hist, int cap, int *n, char *err, size_t errlen);
+/* Loads the newest readable checkpoint in dir into m and opt, and its history (rows of
+ * completed epochs, <= meta->epoch) into hist (*n rows, at most cap); its path goes to
+ * path. A newer one that fails its checks (truncated, corrupt, other model) is named on
+ * stderr and the previous one is tried. 0 loaded, 1 no
+ * checkpoint there, -1 none readable or an error (message). */
+int cifar_ckpt_resume(const char *dir, model_t *m, sgd_t *opt, checkpoint_meta_t *meta,
+                      cifar_epoch_t *hist, int cap, int *n, char *path, size_t len, char *err,
+                      size_t errlen);
 
 #endif /* HV_CIFAR_CKPT_H */

@@ -1,6 +1,7 @@
 /* cifar_report.c: progress display and the --results files of cifar_ddp (see
- * cifar_report.h). Files are written to "<name>.tmp" and renamed, so a reader (or a
- * job killed mid-write) never sees half a file. Plots are drawn by running gnuplot on
+ * cifar_report.h). Files are written to an owner-only temporary file and renamed
+ * (trainer/atomic_file.h), so a reader (or a job killed mid-write) never sees half a
+ * file. Plots are drawn by running gnuplot on
  * a script written next to the data, so the user can edit and re-run it. */
 #include "cifar_report.h"
 
@@ -10,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "atomic_file.h"
 
 void cifar_progress_start(cifar_progress_t *p, int enabled, int epoch, int epochs, int steps,
                           double now) {
@@ -90,38 +93,15 @@ int cifar_report_mkdirs(const char *path, char *err, size_t errlen) {
   return 0;
 }
 
-/* Opens "<path>.tmp" for a replace-by-rename. */
-static FILE *open_tmp(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen) {
-  snprintf(tmp, tmplen, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-  return f;
-}
-
-static int close_rename(FILE *f, const char *tmp, const char *path, char *err, size_t errlen) {
-  const int bad = ferror(f);
-  if (fclose(f) != 0 || bad) {
-    snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-    remove(tmp);
-    return -1;
-  }
-  if (rename(tmp, path) != 0) {
-    snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    remove(tmp);
-    return -1;
-  }
-  return 0;
-}
-
 static const char CSV_HEADER[] =
     "epoch,train_loss,train_accuracy,val_loss,val_accuracy,seconds,images_per_second,lr,"
     "steps,images,cpu_seconds\n";
 
 int cifar_report_write_csv(const char *path, const cifar_epoch_t *e, int n, char *err,
                            size_t errlen) {
-  char tmp[4200];
-  FILE *f = open_tmp(path, tmp, sizeof tmp, err, errlen);
-  if (!f) return -1;
+  atomic_file_t af;
+  if (atomic_file_open(&af, path, err, errlen)) return -1;
+  FILE *f = af.f;
   fputs(CSV_HEADER, f);
   /* %.17g: a resumed run reads back exactly what the interrupted one measured. */
   for (int i = 0; i < n; i++) {
@@ -129,7 +109,7 @@ int cifar_report_write_csv(const char *path, const cifar_epoch_t *e, int n, char
             e[i].train_loss, e[i].train_acc, e[i].val_loss, e[i].val_acc, e[i].seconds,
             e[i].images_per_s, e[i].lr, e[i].steps, e[i].images, e[i].cpu_seconds);
   }
-  return close_rename(f, tmp, path, err, errlen);
+  return atomic_file_commit(&af, 0, err, errlen);
 }
 
 int cifar_report_read_csv(const char *path, cifar_epoch_t *e, int cap, char *err,
@@ -175,9 +155,9 @@ static void json_str(FILE *f, const char *s) {
 
 static int write_json(const char *path, const cifar_args_t *a, const cifar_run_info_t *info,
                       const cifar_epoch_t *e, int n, char *err, size_t errlen) {
-  char tmp[4200];
-  FILE *f = open_tmp(path, tmp, sizeof tmp, err, errlen);
-  if (!f) return -1;
+  atomic_file_t af;
+  if (atomic_file_open(&af, path, err, errlen)) return -1;
+  FILE *f = af.f;
   fprintf(f, "{\n  \"program\": \"cifar_ddp\",\n  \"config\": {\n    \"dataset\": ");
   json_str(f, a->dataset);
   fprintf(f, ",\n    \"data_dir\": ");
@@ -218,7 +198,7 @@ static int write_json(const char *path, const cifar_args_t *a, const cifar_run_i
           "\"final_val_accuracy\": %.9g}\n}\n",
           info->total_seconds, info->images_per_s, n, info->stopped_early ? "true" : "false",
           info->resumed_from_epoch, n ? e[n - 1].val_acc : 0.0);
-  return close_rename(f, tmp, path, err, errlen);
+  return atomic_file_commit(&af, 0, err, errlen);
 }
 
 static int write_plots(const char *dir, const cifar_args_t *a, int n, char *warn, size_t warnlen,
@@ -230,10 +210,11 @@ static int write_plots(const char *dir, const cifar_args_t *a, int n, char *warn
              dir);
     return 0;
   }
-  char path[4200], tmp[4300];
+  char path[4200];
   snprintf(path, sizeof path, "%s/plots.gp", dir);
-  FILE *f = open_tmp(path, tmp, sizeof tmp, err, errlen);
-  if (!f) return -1;
+  atomic_file_t af;
+  if (atomic_file_open(&af, path, err, errlen)) return -1;
+  FILE *f = af.f;
   fprintf(f,
           "# cifar_ddp: per-epoch plots of results.csv (run: gnuplot plots.gp in this folder)\n"
           "set datafile separator ','\nset terminal pngcairo size 800,500 noenhanced\n"
@@ -253,7 +234,7 @@ static int write_plots(const char *dir, const cifar_args_t *a, int n, char *warn
           "plot 'results.csv' using 1:7 with linespoints title 'training images/second'\n",
           n > 10 ? (n + 9) / 10 : 1, a->model, a->dataset, a->model, a->dataset,
           a->target_accuracy, a->model, a->dataset);
-  if (close_rename(f, tmp, path, err, errlen)) return -1;
+  if (atomic_file_commit(&af, 0, err, errlen)) return -1;
   char cmd[8800];
   snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot plots.gp 2>&1", dir);
   FILE *pipe = popen(cmd, "r");

@@ -161,14 +161,13 @@ int main(int argc, char **argv) {
   snprintf(err, sizeof err, "out of memory");
   if (ok && rank0 && a.resume) {
     char path[4200];
-    const int f = cifar_ckpt_find_newest(a.checkpoint_dir, path, sizeof path, err, sizeof err);
+    const int f = cifar_ckpt_resume(a.checkpoint_dir, t.model, &t.opt, &meta, hist,
+                                    MAX_EPOCH_RECORDS, &n_hist, path, sizeof path, err,
+                                    sizeof err);
     if (f < 0) ok = 0;
     else if (f == 1) {
       fprintf(stderr, "cifar_ddp: --resume: no checkpoint in %s yet, starting from scratch\n",
               a.checkpoint_dir);
-    } else if (cifar_ckpt_load(path, t.model, &t.opt, &meta, hist, MAX_EPOCH_RECORDS, &n_hist,
-                               err, sizeof err)) {
-      ok = 0;
     } else {
       t.step = meta.step;
       if (verbose) {
