@@ -5,6 +5,11 @@
 #   lib_check_probe NAME FILE N NODES [disjoint]
 #                                       FILE holds launch_probe output: N lines ending OK,
 #                                       ranks 0..N-1, NODES nodes, (disjoint cores)
+#   lib_check_cifar NAME RC FILE N NODES RESULTS
+#                                       a cifar_ddp run of 3 epochs: exit code RC is 0, FILE
+#                                       (its output) names N ranks on NODES nodes and every
+#                                       epoch, RESULTS/results.csv has a finite training
+#                                       loss that decreased from epoch 1 to epoch 3
 #   lib_summary                         print the tally; exit 1 on any failure
 # Every launch goes through `timeout`: a launch that cannot be satisfied queues or hangs.
 LIB_PASS=0; LIB_FAIL=0
@@ -38,6 +43,23 @@ lib_check_probe() {
     [ "$(grep -c '^probe .* disjoint=yes ' "$file" || true)" = "$n" ] || why="$why core sets not disjoint;"
   fi
   if [ -z "$why" ]; then lib_ok "$name"; sed 's/^/    /' "$file" | grep '^    probe' | sort -t= -k2 -n
+  else lib_bad "$name:$why"; sed 's/^/    | /' "$file" | tail -20; fi
+}
+
+lib_check_cifar() {
+  local name=$1 rc=$2 file=$3 n=$4 nodes=$5 res=$6 why= l
+  [ "$rc" = 0 ] || why="$why exit code $rc;"
+  for l in "World size: $n" "Number of nodes: $nodes" "Ranks per node: $((n / nodes))" \
+           "Epoch 1/3 completed in .* seconds" "Epoch 3/3 completed in .* seconds" \
+           "Validation Loss: .*, Validation Accuracy: .*" "Total ranks: $n"; do
+    grep -Eq "^$l\$" "$file" || why="$why no line '$l';"
+  done
+  local first last
+  first=$(awk -F, 'NR == 2 { print $2 }' "$res/results.csv" 2>/dev/null)
+  last=$(awk -F, 'NR == 4 { print $2 }' "$res/results.csv" 2>/dev/null)
+  awk -v a="$first" -v b="$last" 'BEGIN { exit !(a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b + 0 < a + 0) }' ||
+    why="$why training loss not finite and decreasing (epoch 1: '$first', epoch 3: '$last');"
+  if [ -z "$why" ]; then lib_ok "$name: loss $first -> $last"
   else lib_bad "$name:$why"; sed 's/^/    | /' "$file" | tail -20; fi
 }
 

@@ -5,6 +5,8 @@
 # The cluster (slurmctld + slurmd, auth/none unless HV_SLURM_AUTH=munge) declares 8
 # CPUs on this (possibly 2-core) machine; it is started by tests/cluster/ scripts in a
 # fresh directory and torn down on exit, leaving no daemon or job behind.
+# Then the card's own command, on tiny CIFAR files, from the build directory and from
+# an install prefix: srun --ntasks-per-node=4 hvrun workloads/cifar_ddp ...
 # Also: 2 tasks get disjoint cores; srun without PMIx fails with the fixes named;
 # hvrun --check (when built with libhvcoll). Exit 77 (skip) without root or Slurm.
 # Usage: slurm_local.sh BUILD_DIR
@@ -69,19 +71,33 @@ n_slurm=$(grep -c '^probe .*launcher=slurm .* OK$' "$O.4" 2>/dev/null || true)
   lib_ok "sbatch -n 2: hvrun -np 2 and srun hvrun inside the job ($(lib_ms "$t0") ms)" ||
   { lib_bad "sbatch job: $n_ompi/2 mpirun ranks, $n_slurm/2 srun ranks OK"; sed 's/^/    | /' "$O.4" | tail -15; }
 
-# the same from an install prefix: hvrun (and libhvcoll) installed by their own
-# install scripts, the probe standing in for <prefix>/workloads/cifar_ddp
-PFX=$HV_SLURM_DIR/prefix
-for sub in collectives tools/hvrun; do
-  [ -e "$B/$sub/cmake_install.cmake" ] && cmake -DCMAKE_INSTALL_PREFIX="$PFX" -P "$B/$sub/cmake_install.cmake" >/dev/null
-done
-mkdir -p "$PFX/workloads" && cp tests/launch/launch_probe "$PFX/workloads/"
+# the card's command: cifar_ddp on tiny CIFAR-10 files, 4 ranks, 3 epochs
+D=$HV_SLURM_DIR/cifar-data
+mkdir -p "$D" && tests/cifar/make_tiny_cifar "$D" 32 32 >/dev/null || lib_bad "make_tiny_cifar"
+CIFAR_ARGS="--dataset cifar10 --data-dir $D --batch-size 16 --train-size 64 --epochs 3 --lr-scaling none --base-lr 0.1 --no-augment"
 t0=$(date +%s%N)
-(cd "$PFX" && PATH="$PFX/bin:${PATH#$B/bin:}" timeout --signal=KILL 60 \
+# shellcheck disable=SC2086
+timeout --signal=KILL 120 srun --ntasks-per-node=4 hvrun workloads/cifar_ddp $CIFAR_ARGS \
+  --results "$HV_SLURM_DIR/cifar-b" > "$O.5" 2>&1
+lib_check_cifar "srun --ntasks-per-node=4 hvrun workloads/cifar_ddp ($(lib_ms "$t0") ms)" $? "$O.5" 4 1 "$HV_SLURM_DIR/cifar-b"
+
+# the same from an install prefix (cmake --install of the whole build)
+PFX=$HV_SLURM_DIR/prefix
+cmake --install "$B" --prefix "$PFX" >/dev/null 2>&1 || lib_bad "cmake --install $B --prefix $PFX"
+cp tests/launch/launch_probe "$PFX/workloads/"
+PFX_PATH="$PFX/bin:${PATH#$B/bin:}"
+t0=$(date +%s%N)
+(cd "$PFX" && PATH="$PFX_PATH" timeout --signal=KILL 60 \
   srun --ntasks-per-node=4 hvrun workloads/launch_probe --expect-size 4) > "$O.3" 2>&1
 lib_check_probe "from the install prefix: srun --ntasks-per-node=4 hvrun workloads/launch_probe ($(lib_ms "$t0") ms)" "$O.3" 4 1
-grep -q "$PFX/bin/hvrun" <(PATH="$PFX/bin:${PATH#$B/bin:}" command -v hvrun) && lib_ok "hvrun found in <prefix>/bin" ||
+grep -q "$PFX/bin/hvrun" <(PATH="$PFX_PATH" command -v hvrun) && lib_ok "hvrun found in <prefix>/bin" ||
   lib_bad "hvrun not installed in $PFX/bin"
+t0=$(date +%s%N)
+# shellcheck disable=SC2086
+(cd "$PFX" && PATH="$PFX_PATH" timeout --signal=KILL 120 \
+  srun --ntasks-per-node=4 hvrun workloads/cifar_ddp $CIFAR_ARGS --results "$HV_SLURM_DIR/cifar-p") > "$O.6" 2>&1
+lib_check_cifar "from the install prefix: srun --ntasks-per-node=4 hvrun workloads/cifar_ddp ($(lib_ms "$t0") ms)" $? \
+  "$O.6" 4 1 "$HV_SLURM_DIR/cifar-p"
 
 # a job still running at teardown (slurmstepd ignores SIGTERM): must not survive it
 srun -n 2 hvrun /bin/sleep 300 >/dev/null 2>&1 & disown

@@ -6,6 +6,7 @@
 # across all 4; the standalone launcher must span the nodes too:
 #   hvrun -np 4 -H <node0>:2,<node1>:2 tests/launch/launch_probe
 # (mpirun entering the nodes through tests/cluster/netns-rsh instead of ssh).
+# and cifar_ddp trains across both nodes (srun -N2 --ntasks-per-node=2, tiny CIFAR files).
 # Teardown leaves no daemon, job, namespace or shared-memory segment of these nodes.
 # Exit 77 (skip) without root, iproute2, nsenter/unshare or Slurm.
 # Usage: slurm_netns.sh BUILD_DIR   (env HV_NS / HV_NS_NET pick names and subnet)
@@ -47,6 +48,16 @@ if [ "${HV_HAVE_CHECK:-0}" = 1 ]; then
   LIB_SHOW=1 lib_expect "srun -N2 --ntasks-per-node=2 hvrun --check" 0 'hvrun --check: 4 ranks on 2 nodes: PASSED' \
     "$C/netns-node" "$N0" srun -N2 --ntasks-per-node=2 hvrun --check
 fi
+
+# the main workload across the 2 nodes: cifar_ddp on tiny CIFAR-10 files, 3 epochs
+D=$HV_SLURM_DIR/cifar-data
+mkdir -p "$D" && tests/cifar/make_tiny_cifar "$D" 32 32 >/dev/null || lib_bad "make_tiny_cifar"
+t0=$(date +%s%N)
+timeout --signal=KILL 120 "$C/netns-node" "$N0" srun -N2 --ntasks-per-node=2 hvrun workloads/cifar_ddp \
+  --dataset cifar10 --data-dir "$D" --batch-size 16 --train-size 64 --epochs 3 --lr-scaling none \
+  --base-lr 0.1 --no-augment --results "$HV_SLURM_DIR/cifar" > "$O.3" 2>&1
+lib_check_cifar "srun -N2 --ntasks-per-node=2 hvrun workloads/cifar_ddp ($(lib_ms "$t0") ms)" $? "$O.3" 4 2 \
+  "$HV_SLURM_DIR/cifar"
 
 # standalone: hvrun execs mpirun, which enters node 1 through netns-rsh (Open MPI
 # passes OMPI_MCA_* on to its remote daemons itself)
