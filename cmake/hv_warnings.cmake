@@ -10,6 +10,22 @@ if(HV_WERROR)
   target_compile_options(hv_project_options INTERFACE $<$<COMPILE_LANGUAGE:C>:-Werror>
                          $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
 endif()
+# HV_FUZZ: tests/fuzz links its targets with -fsanitize=fuzzer; everything they call is
+# built with the fuzzer's coverage hooks (fuzzer-no-link) plus ASan and UBSan, through
+# the same HV_SANITIZE path as the sanitizer builds. libFuzzer exists in clang only.
+if(HV_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "HV_FUZZ needs clang (libFuzzer): configure with CC=clang "
+                        "(Debian: clang and libclang-rt-14-dev, tools/deps/fuzz.txt)")
+  endif()
+  if(NOT HV_BUILD_TESTS)
+    message(FATAL_ERROR "HV_FUZZ builds tests/fuzz: it needs HV_BUILD_TESTS=ON")
+  endif()
+  if(HV_SANITIZE AND NOT HV_SANITIZE STREQUAL "address,undefined")
+    message(FATAL_ERROR "HV_FUZZ uses address,undefined; HV_SANITIZE=${HV_SANITIZE} conflicts")
+  endif()
+  set(HV_SANITIZE "fuzzer-no-link,address,undefined")
+endif()
 if(HV_SANITIZE)
   target_compile_options(hv_project_options INTERFACE
     $<$<COMPILE_LANGUAGE:C>:-fsanitize=${HV_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all>)

@@ -68,8 +68,11 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
 
   if ((v = getenv("HV_FUSION_THRESHOLD")) && *v)
     if (hv__parse_size(v, &c->fusion_threshold)) BAD("HV_FUSION_THRESHOLD", "a size in bytes such as 67108864, 64M or 0");
+  /* Bounded: the engine's timed wait converts the cycle to a long count of nanoseconds
+   * (found by tests/fuzz: HV_CYCLE_TIME=3e47 overflowed it); a minute is far beyond use. */
   if ((v = getenv("HV_CYCLE_TIME")) && *v)
-    if (parse_seconds(v, &c->cycle_time_ms)) BAD("HV_CYCLE_TIME", "milliseconds, such as 1 or 0.5");
+    if (parse_seconds(v, &c->cycle_time_ms) || c->cycle_time_ms > 60000)
+      BAD("HV_CYCLE_TIME", "milliseconds from 0 to 60000, such as 1 or 0.5");
   if ((v = getenv("HV_SMALL_ALLREDUCE_BYTES")) && *v)
     if (hv__parse_size(v, &c->small_allreduce_bytes)) BAD("HV_SMALL_ALLREDUCE_BYTES", "a size such as 64K");
   if ((v = getenv("HV_RING_CHUNK_BYTES")) && *v)

@@ -10,6 +10,7 @@
 #include "hv.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define F16C_TARGET __attribute__((target("avx,f16c")))
@@ -44,7 +45,11 @@ F16C_TARGET static void sum_f16_f16c(uint16_t *d, const uint16_t *s, size_t n) {
 
 static int have_f16c(void) {
   static int cached = -1;
-  if (cached < 0) cached = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  /* F16C from CPUID leaf 1 rather than __builtin_cpu_supports("f16c"), which clang
+   * before 16 rejects at compile time (the clang fuzz build compiles this file). */
+  unsigned a, b, c, d;
+  if (cached < 0)
+    cached = __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
   return cached;
 }
 

@@ -4,8 +4,8 @@
 #         main job (workloads/cifar_ddp on 2 ranks; about 11 minutes on 2 idle cores);
 #   test  does the same set-up, then the whole test suite: the normal build (with the
 #         GPU code compiled and linked when the CUDA toolkit is present), an
-#         address+undefined sanitizer build of the whole suite, and a thread
-#         sanitizer build of the engine tests.
+#         address+undefined sanitizer build of the whole suite, a thread sanitizer
+#         build of the engine tests, and the libFuzzer targets (clang, bounded time).
 # HV_BUILD_DIR chooses the build directory (default: build/ in the source tree).
 set -euo pipefail
 mode=${1:-run}
@@ -70,6 +70,10 @@ case "$mode" in
     configure_and_build "$build-tsan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug \
       -- mpi_collectives mpi_stress mpi_errors
     (cd "$build-tsan" && ctest --output-on-failure -j2 --timeout 900 -L tsan)
+    # libFuzzer targets of the input readers and parsers (clang; tests/fuzz/README.md):
+    # each fuzzes for a bounded time from its seed corpus; -V prints its executions.
+    CC=clang configure_and_build "$build-fuzz" -DHV_ENABLE_CUDA=OFF -DHV_FUZZ=ON -- fuzz_targets
+    (cd "$build-fuzz" && ctest -V -j2 -L fuzz)
     ;;
   *)
     echo "usage: tools/setup.sh run|test" >&2

@@ -40,7 +40,9 @@ const layer_ops_t *layer_ops_select(layer_kind_t kind, device_kind_t device) {
   return device == DEVICE_CPU ? cpu_ops[kind] : NULL;
 }
 
-static void model_error(model_t *m, const char *fmt, ...) {
+/* The format attribute checks the callers' arguments (and is what clang's
+ * -Wformat-nonliteral asks of a printf-like function). */
+__attribute__((format(printf, 2, 3))) static void model_error(model_t *m, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(m->err, sizeof m->err, fmt, ap);

@@ -137,6 +137,10 @@ static void test_parsing(void) {
   setenv("HV_ALLREDUCE_ALGO", "bogus", 1);
   CHECK(hv__config_load(&c, err, sizeof err) == HV_ERR_INVALID_ARGUMENT && strstr(err, "ring"), "bad algo: %s", err);
   unsetenv("HV_ALLREDUCE_ALGO");
+  /* The engine turns the cycle into a long count of nanoseconds (tests/fuzz found 3e47). */
+  setenv("HV_CYCLE_TIME", "3e47", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_ERR_INVALID_ARGUMENT && strstr(err, "60000"), "huge cycle: %s", err);
+  unsetenv("HV_CYCLE_TIME");
   CHECK(hv__config_load(&c, err, sizeof err) == HV_SUCCESS && c.fusion_threshold == 128u << 20 &&
             c.cycle_time_ms == 1.0 && c.stall_check_s == 60, "defaults");
   CHECK(strstr(hv_strerror(HV_ERR_MISMATCH), "mismatch") != NULL, "strerror text");
