@@ -3,6 +3,7 @@
  * a mistake costs the user one clear line instead of an MPI job that dies later. */
 #include "cifar_args.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -115,9 +116,22 @@ static int parse_choice(const char *flag, const char *s, const char *const *choi
   return -1;
 }
 
+/* strtol, not sscanf("%d"): a number too large for an int is undefined behaviour for
+ * sscanf, and a range error for strtol. */
 static int parse_model(const char *s, cifar_args_t *a, char *err, size_t errlen) {
-  int d, k, used = 0;
-  if (!s || sscanf(s, "wrn-%d-%d%n", &d, &k, &used) != 2 || s[used] != '\0') {
+  long d = 0, k = 0;
+  char *end = NULL;
+  int ok = s && strncmp(s, "wrn-", 4) == 0 && isdigit((unsigned char)s[4]);
+  if (ok) {
+    errno = 0;
+    d = strtol(s + 4, &end, 10);
+    ok = errno == 0 && *end == '-' && isdigit((unsigned char)end[1]);
+  }
+  if (ok) {
+    k = strtol(end + 1, &end, 10);
+    ok = errno == 0 && *end == '\0';
+  }
+  if (!ok) {
     snprintf(err, errlen, "--model: '%s' is not wrn-D-K (e.g. wrn-16-4)", s ? s : "(missing)");
     return -1;
   }
@@ -129,8 +143,8 @@ static int parse_model(const char *s, cifar_args_t *a, char *err, size_t errlen)
     return -1;
   }
   a->model = s;
-  a->depth = d;
-  a->widen = k;
+  a->depth = (int)d;
+  a->widen = (int)k;
   return 0;
 }
 

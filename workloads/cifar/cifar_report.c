@@ -6,6 +6,7 @@
 #include "cifar_report.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,34 @@ int cifar_report_write_csv(const char *path, const cifar_epoch_t *e, int n, char
   return atomic_file_commit(&af, 0, err, errlen);
 }
 
+/* One results.csv row. strtod/strtoll with range checks rather than sscanf: sscanf's
+ * %d on a number too large for an int is undefined behaviour (a damaged file must
+ * give an error, nothing worse). 0, or -1 when the row is not a record. */
+static int parse_record(const char *line, cifar_epoch_t *r) {
+  double *reals[] = {&r->train_loss, &r->train_acc, &r->val_loss, &r->val_acc, &r->seconds,
+                     &r->images_per_s, &r->lr};
+  char *end;
+  errno = 0;
+  const long long epoch = strtoll(line, &end, 10);
+  if (end == line || *end != ',' || epoch < 0 || epoch > INT_MAX) return -1;
+  r->epoch = (int)epoch;
+  for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+    const char *at = end + 1;
+    *reals[i] = strtod(at, &end);
+    if (end == at || *end != ',') return -1;
+  }
+  long long *ints[] = {&r->steps, &r->images};
+  for (size_t i = 0; i < 2; i++) {
+    const char *at = end + 1;
+    *ints[i] = strtoll(at, &end, 10);
+    if (end == at || *end != ',') return -1;
+  }
+  const char *at = end + 1;
+  r->cpu_seconds = strtod(at, &end);
+  if (end == at || (*end != '\n' && *end != '\0') || errno == ERANGE) return -1;
+  return 0;
+}
+
 int cifar_report_read_csv(const char *path, cifar_epoch_t *e, int cap, char *err,
                           size_t errlen) {
   FILE *f = fopen(path, "r");
@@ -129,9 +158,7 @@ int cifar_report_read_csv(const char *path, cifar_epoch_t *e, int cap, char *err
   while (n < cap && fgets(line, sizeof line, f)) {
     lineno++;
     cifar_epoch_t r;
-    if (sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lld,%lld,%lf", &r.epoch, &r.train_loss,
-               &r.train_acc, &r.val_loss, &r.val_acc, &r.seconds, &r.images_per_s, &r.lr,
-               &r.steps, &r.images, &r.cpu_seconds) != 11) {
+    if (parse_record(line, &r) != 0) {
       snprintf(err, errlen, "%s: line %d is not an epoch record", path, lineno);
       fclose(f);
       return -1;
