@@ -48,6 +48,35 @@ hv_result_t hv__ring_allgather(hv__algo_ctx_t *ctx, void *buf, const size_t *off
  * more) into ctx->seg_off. */
 void hv__ring_even_segments(hv__algo_ctx_t *ctx, size_t count);
 
+/* A non-blocking ring allreduce in place on buf over ctx's ranks (ring_nb.c), for a
+ * caller with other work to do meanwhile: start it, call progress now and then (it
+ * never blocks; *done = 1 when finished), and finish to wait for the rest (bounded by
+ * HV_TIMEOUT). It uses ctx's scratch, requests and segment offsets, so nothing else
+ * may run on ctx until it is finished. */
+typedef struct hv__ring_nb {
+  hv__algo_ctx_t *ctx;
+  char *data, *scratch;
+  size_t es;
+  hv_dtype_t dtype;
+  hv_op_t op;
+  int phase; /* 0 reduce-scatter, 1 allgather, 2 done */
+  int step;  /* within the phase; n-1: waiting for the phase's sends */
+  hv__request_t *recv, *sends;
+  int nsend;
+} hv__ring_nb_t;
+hv_result_t hv__ring_nb_start(hv__ring_nb_t *nb, hv__algo_ctx_t *ctx, void *buf, size_t count,
+                              hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__ring_nb_progress(hv__ring_nb_t *nb, int *done);
+hv_result_t hv__ring_nb_finish(hv__ring_nb_t *nb);
+
+/* The hierarchical allgather(v) and broadcast (hier_other.c), and whether to use them
+ * for a transfer of total_bytes: HV_HIERARCHICAL_ALLREDUCE=1 forces them when the job
+ * spans nodes, 0 forbids them; auto when it spans nodes with several ranks each.
+ * allgather: rank g's block is elements [off[g], off[g+1]) of buf (es bytes each). */
+int hv__hier_other_wanted(const hv__algo_ctx_t *ctx, size_t total_bytes);
+hv_result_t hv__broadcast_hier(hv__algo_ctx_t *ctx, void *buf, size_t bytes, int root);
+hv_result_t hv__allgather_hier(hv__algo_ctx_t *ctx, void *buf, const size_t *off, size_t es);
+
 typedef struct hv__allreduce_algo {
   hv__algo_t id;
   const char *name;

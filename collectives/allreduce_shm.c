@@ -1,11 +1,11 @@
 /* allreduce_shm.c: allreduce through the node's shared-memory slots (shm_region.h),
- * and the node phases of the hierarchical allreduce on top of it.
+ * for jobs on one node (allreduce_hier_shm.c pipelines the same node phases with a
+ * cross-node phase).
  *
  * Piece by piece (a slot's size at a time), with l ranks on the node:
  *   1. every rank copies its piece into its own slot              (1 copy per byte)
  *   2. barrier; rank i reduces segment i of the piece over all slots, in its slot
  *      (reads l-1 remote segments: all ranks reduce in parallel);
- *      [hierarchical: allreduce segment i with the ranks of local rank i elsewhere]
  *   3. barrier; every rank copies every reduced segment out      (1 copy per byte)
  *   4. barrier, so the next piece may overwrite the slots.
  * Through MPI, each intra-node message is copied twice (into a shared fragment and
@@ -18,8 +18,7 @@
 #include "hv_internal.h"
 #include "reduce.h"
 
-static hv_result_t shm_run(hv__algo_ctx_t *ctx, char *buf, size_t count, hv_dtype_t dtype, hv_op_t op,
-                           hv__algo_ctx_t *cross) {
+static hv_result_t shm_run(hv__algo_ctx_t *ctx, char *buf, size_t count, hv_dtype_t dtype, hv_op_t op) {
   hv__shm_t *shm = ctx->shm;
   hv_comm_t *comm = ctx->comm;
   size_t es = hv_dtype_size(dtype);
@@ -36,12 +35,6 @@ static hv_result_t shm_run(hv__algo_ctx_t *ctx, char *buf, size_t count, hv_dtyp
     size_t len = base + ((size_t)me < extra);
     for (int q = 0; q < l; q++)
       if (q != me) hv__reduce(mine + a * es, hv__shm_slot(shm, q) + a * es, len, dtype, op);
-    if (cross && cross->transport.size > 1 && len > 0) {
-      if (len * es <= ctx->config->small_allreduce_bytes)
-        HV_CHECK(hv__allreduce_rd(cross, mine + a * es, len, dtype, op));
-      else
-        HV_CHECK(hv__allreduce_ring(cross, mine + a * es, len, dtype, op));
-    }
     HV_CHECK(hv__shm_barrier(shm, comm));
     for (int q = 0; q < l; q++) {
       size_t qa = (size_t)q * base + ((size_t)q < extra ? (size_t)q : extra);
@@ -57,9 +50,5 @@ hv_result_t hv__allreduce_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_d
   if (count == 0) return HV_SUCCESS;
   if (!ctx->shm || ctx->shm->local_size != ctx->transport.size)
     return hv__allreduce_ring(ctx, buf, count, dtype, op); /* not one node, or no shared memory */
-  return shm_run(ctx, buf, count, dtype, op, NULL);
-}
-
-hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op) {
-  return shm_run(ctx, buf, count, dtype, op, ctx->cross);
+  return shm_run(ctx, buf, count, dtype, op);
 }

@@ -110,6 +110,8 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t from, size_t to) 
 
 static hv_result_t run_broadcast(hv_comm_t *comm, struct hv_handle *h) {
   size_t bytes = h->meta.count * hv_dtype_size((hv_dtype_t)h->meta.dtype);
+  if (hv__hier_other_wanted(&comm->algo, bytes))
+    return hv__broadcast_hier(&comm->algo, h->recvbuf, bytes, h->meta.root);
   const size_t piece = HV__TRANSPORT_MAX_MESSAGE;
   for (size_t done = 0; done < bytes; done += piece) {
     size_t len = bytes - done < piece ? bytes - done : piece;
@@ -121,7 +123,7 @@ static hv_result_t run_broadcast(hv_comm_t *comm, struct hv_handle *h) {
 }
 
 /* Allgather and allgatherv: the ring allgather over segments sized by each rank's
- * count, directly in the receive buffer. */
+ * count, directly in the receive buffer (hierarchical across nodes, hier_other.c). */
 static hv_result_t run_allgather(hv_comm_t *comm, struct hv_handle *h, char **detail) {
   size_t es = hv_dtype_size((hv_dtype_t)h->meta.dtype);
   size_t *off = comm->algo.seg_off;
@@ -142,6 +144,7 @@ static hv_result_t run_allgather(hv_comm_t *comm, struct hv_handle *h, char **de
   }
   char *mine = dest + off[comm->rank] * es;
   move_bytes(mine, h->sendbuf, (off[comm->rank + 1] - off[comm->rank]) * es);
+  if (hv__hier_other_wanted(&comm->algo, total * es)) return hv__allgather_hier(&comm->algo, dest, off, es);
   return hv__ring_allgather(&comm->algo, dest, off, es);
 }
 

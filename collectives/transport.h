@@ -26,6 +26,8 @@ struct hv__transport {
                        hv__request_t *req);
   hv_result_t (*wait)(hv__transport_t *t, hv__request_t *req); /* bounded by HV_TIMEOUT */
   hv_result_t (*waitall)(hv__transport_t *t, hv__request_t *reqs, int n);
+  /* Non-blocking: *done = 1 once req completed (it is then released). */
+  hv_result_t (*test)(hv__transport_t *t, hv__request_t *req, int *done);
   void *impl;
   struct hv_comm *comm; /* for error details */
 };
@@ -36,7 +38,10 @@ enum {
   HV__TAG_RING_AG = 101,
   HV__TAG_RD = 102,
   HV__TAG_ALLTOALL = 103,
-  HV__TAG_NEGOTIATE = 104
+  HV__TAG_NEGOTIATE = 104,
+  HV__TAG_RING_NB_RS = 105,
+  HV__TAG_RING_NB_AG = 106,
+  HV__TAG_ALLGATHER_HIER = 107
 };
 
 hv_result_t hv__transport_mpi_init(hv__transport_t *t, struct hv_comm *comm, MPI_Comm mpi);

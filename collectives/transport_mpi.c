@@ -32,6 +32,11 @@ static hv_result_t mpi_waitall(hv__transport_t *t, hv__request_t *reqs, int n) {
   return hv__mpi_wait_all(t->comm, n, (MPI_Request *)reqs, "point-to-point transfers", 0);
 }
 
+static hv_result_t mpi_test(hv__transport_t *t, hv__request_t *req, int *done) {
+  HV_MPI_CHECK(t->comm, MPI_Test(&req->mpi, done, MPI_STATUS_IGNORE));
+  return HV_SUCCESS;
+}
+
 hv_result_t hv__transport_mpi_init(hv__transport_t *t, struct hv_comm *comm, MPI_Comm mpi) {
   t->name = "mpi";
   t->rank = comm->rank;
@@ -40,6 +45,7 @@ hv_result_t hv__transport_mpi_init(hv__transport_t *t, struct hv_comm *comm, MPI
   t->irecv = mpi_irecv;
   t->wait = mpi_wait;
   t->waitall = mpi_waitall;
+  t->test = mpi_test;
   t->impl = &comm->mpi;
   t->comm = comm;
   (void)mpi;

@@ -33,19 +33,8 @@ trap teardown EXIT
 "$C/netns-up.sh" 4 $RATE || { echo "FAIL - netns-up.sh"; exit 1; }
 N0=${HV_NS}n0
 T=$B/tests/collectives
-# mpirun across the emulated nodes, as a script so lib_expect's timeout can run it:
-#   $M HOSTS NP ENV... -- PROGRAM ARGS...
-M=$HV_SLURM_DIR/mpi-on-nodes
-cat > "$M" <<SH
-#!/bin/bash
-hosts=\$1 np=\$2; shift 2
-envs=(); while [ "\$1" != "--" ]; do envs+=(-x "\$1"); shift; done; shift
-exec env OMPI_MCA_plm_rsh_agent="$C/netns-rsh" OMPI_MCA_btl_tcp_if_include="$HV_NS_NET.0/24" \\
-  OMPI_MCA_oob_tcp_if_include="$HV_NS_NET.0/24" "$C/netns-node" "$N0" mpirun --allow-run-as-root --bind-to none \\
-  --oversubscribe -np "\$np" -H "\$hosts" --mca btl self,vader,tcp --mca btl_vader_single_copy_mechanism none \\
-  "\${envs[@]}" "\$@"
-SH
-chmod +x "$M"
+# mpirun across the emulated nodes: $M HOSTS NP ENV... -- PROGRAM ARGS...
+M=$C/netns-mpirun
 tx_bytes() { ip -n "$1" -s link show eth0 | awk '/TX:/{getline; print $1}'; }
 
 H22=${HV_NS}n0:2,${HV_NS}n1:2

@@ -1,0 +1,141 @@
+/* hier_other.c: the hierarchical split of allgather(v) and broadcast, for jobs spanning
+ * nodes (the allreduce's is allreduce_hier*.c), and the rule that picks them.
+ *
+ * Broadcast from root (node a, local rank i):
+ *   1. the ranks of local rank i on every node: broadcast from root (cross);
+ *   2. every node: broadcast from its rank of local rank i (local).
+ *   Each node receives the buffer once over the network.
+ * Allgather(v), rank g's block at off[g] of buf:
+ *   1. the ranks of my local rank on every node gather their blocks (cross);
+ *   2. every node: each local rank sends the blocks it now holds to the node's other
+ *      ranks, one derived datatype (the blocks' positions in buf) per peer (local).
+ *   Each node receives every other node's blocks once over the network; a flat ring
+ *   also carries blocks back into the node they came from (a 2 x 2 ring brings 3
+ *   blocks into each node, this 2).
+ * Both use the MPI library's own collectives and point-to-point on the local and cross
+ * communicators (it moves bytes within a node and across nodes well; what it does not
+ * know is the node structure). Every wait is bounded by HV_TIMEOUT (mpi_wait.c).
+ * Displacements are ints in MPI, so buffers of 2 GiB and more take the flat path. */
+#include <limits.h>
+
+#include "algo.h"
+#include "hv_internal.h"
+
+int hv__hier_other_wanted(const hv__algo_ctx_t *ctx, size_t total_bytes) {
+  if (!ctx->local || !ctx->cross || !ctx->uniform_nodes || total_bytes >= INT_MAX) return 0;
+  if (ctx->config->hierarchical == 0) return 0;
+  const int several = ctx->cross->transport.size > 1 && ctx->local->transport.size > 1;
+  return ctx->config->hierarchical == 1 ? ctx->cross->transport.size > 1 : several;
+}
+
+/* The global rank (in ctx->mpi) of every rank of sub (n ranks), into out; tmp holds n ints. */
+static hv_result_t global_ranks(hv__algo_ctx_t *ctx, MPI_Comm sub, int n, int *tmp, int *out) {
+  MPI_Group all, part;
+  HV_MPI_CHECK(ctx->comm, MPI_Comm_group(ctx->mpi, &all));
+  HV_MPI_CHECK(ctx->comm, MPI_Comm_group(sub, &part));
+  for (int i = 0; i < n; i++) tmp[i] = i;
+  const int rc = MPI_Group_translate_ranks(part, n, tmp, all, out);
+  MPI_Group_free(&part);
+  MPI_Group_free(&all);
+  HV_MPI_CHECK(ctx->comm, rc);
+  return HV_SUCCESS;
+}
+
+/* A non-blocking MPI call's request, waited for within HV_TIMEOUT. */
+static hv_result_t wait_one(hv_comm_t *comm, MPI_Request *req, const char *what) {
+  return hv__mpi_wait_all(comm, 1, req, what, 0);
+}
+
+hv_result_t hv__broadcast_hier(hv__algo_ctx_t *ctx, void *buf, size_t bytes, int root) {
+  hv_comm_t *comm = ctx->comm;
+  hv__algo_ctx_t *local = ctx->local, *cross = ctx->cross;
+  /* Where root sits: its local rank, and its rank in its cross communicator. */
+  int where[2] = {local->transport.rank, cross->transport.rank};
+  MPI_Request req;
+  HV_MPI_CHECK(comm, MPI_Ibcast(where, 2, MPI_INT, root, ctx->mpi, &req));
+  HV_CHECK(wait_one(comm, &req, "hierarchical broadcast (root's position)"));
+  if (local->transport.rank == where[0] && cross->transport.size > 1) {
+    HV_MPI_CHECK(comm, MPI_Ibcast(buf, (int)bytes, MPI_BYTE, where[1], cross->mpi, &req));
+    HV_CHECK(wait_one(comm, &req, "hierarchical broadcast (across nodes)"));
+  }
+  if (local->transport.size > 1) {
+    HV_MPI_CHECK(comm, MPI_Ibcast(buf, (int)bytes, MPI_BYTE, where[0], local->mpi, &req));
+    HV_CHECK(wait_one(comm, &req, "hierarchical broadcast (within the node)"));
+  }
+  return HV_SUCCESS;
+}
+
+/* The blocks of global ranks g[0..nodes) as one MPI datatype over buf (byte offsets). */
+static hv_result_t blocks_type(hv_comm_t *comm, const int *g, int nodes, const size_t *off, size_t es,
+                               int *lens, int *displs, MPI_Datatype *type) {
+  for (int j = 0; j < nodes; j++) {
+    lens[j] = (int)((off[g[j] + 1] - off[g[j]]) * es);
+    displs[j] = (int)(off[g[j]] * es);
+  }
+  HV_MPI_CHECK(comm, MPI_Type_indexed(nodes, lens, displs, MPI_BYTE, type));
+  const int rc = MPI_Type_commit(type);
+  if (rc != MPI_SUCCESS) MPI_Type_free(type);
+  HV_MPI_CHECK(comm, rc);
+  return HV_SUCCESS;
+}
+
+hv_result_t hv__allgather_hier(hv__algo_ctx_t *ctx, void *buf, const size_t *off, size_t es) {
+  hv_comm_t *comm = ctx->comm;
+  hv__algo_ctx_t *local = ctx->local, *cross = ctx->cross;
+  const int l = local->transport.size, nodes = cross->transport.size, me = local->transport.rank;
+  /* Working space from the local context (ctx's scratch may hold the caller's buffer):
+   * mine = global ranks of my cross group, held[q] = those of local rank q's group. */
+  const size_t n_ints = (size_t)nodes * (size_t)(l + 4);
+  int *ints;
+  HV_CHECK(hv__algo_scratch(local, n_ints * sizeof(int) + (size_t)(2 * l) * sizeof(MPI_Datatype),
+                            (void **)&ints));
+  int *mine = ints, *lens = mine + nodes, *displs = lens + nodes, *tmp = displs + nodes;
+  int *held = tmp + nodes;
+  MPI_Datatype *types = (MPI_Datatype *)(ints + n_ints);
+  HV_CHECK(global_ranks(ctx, cross->mpi, nodes, tmp, mine));
+  MPI_Request req;
+  /* Phase 1: the blocks of my cross group, in place at their global positions. */
+  if (nodes > 1) {
+    for (int j = 0; j < nodes; j++) {
+      lens[j] = (int)((off[mine[j] + 1] - off[mine[j]]) * es);
+      displs[j] = (int)(off[mine[j]] * es);
+    }
+    HV_MPI_CHECK(comm, MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, buf, lens, displs, MPI_BYTE,
+                                       cross->mpi, &req));
+    HV_CHECK(wait_one(comm, &req, "hierarchical allgather (across nodes)"));
+  }
+  if (l == 1) return HV_SUCCESS;
+  /* Phase 2: every local rank's group, then its blocks to and from every peer. */
+  HV_MPI_CHECK(comm, MPI_Iallgather(mine, nodes, MPI_INT, held, nodes, MPI_INT, local->mpi, &req));
+  HV_CHECK(wait_one(comm, &req, "hierarchical allgather (the node's groups)"));
+  hv__request_t *reqs;
+  HV_CHECK(hv__algo_reqs(local, (size_t)(2 * l), &reqs));
+  MPI_Request *r = (MPI_Request *)reqs;
+  int nreq = 0, ntype = 0;
+  hv_result_t rc = HV_SUCCESS;
+  for (int q = 0; q < l && rc == HV_SUCCESS; q++) {
+    if (q == me) continue;
+    rc = blocks_type(comm, held + (size_t)q * nodes, nodes, off, es, lens, displs, &types[ntype]);
+    if (rc != HV_SUCCESS) break;
+    ntype++;
+    if (MPI_Irecv(buf, 1, types[ntype - 1], q, HV__TAG_ALLGATHER_HIER, local->mpi, &r[nreq]) != MPI_SUCCESS) {
+      rc = hv__set_error(comm, HV_ERR_MPI, "hierarchical allgather: MPI_Irecv from local rank %d failed", q);
+      break;
+    }
+    nreq++;
+  }
+  if (rc == HV_SUCCESS) rc = blocks_type(comm, mine, nodes, off, es, lens, displs, &types[ntype]);
+  if (rc == HV_SUCCESS) {
+    ntype++;
+    for (int q = 0; q < l && rc == HV_SUCCESS; q++) {
+      if (q == me) continue;
+      if (MPI_Isend(buf, 1, types[ntype - 1], q, HV__TAG_ALLGATHER_HIER, local->mpi, &r[nreq]) != MPI_SUCCESS)
+        rc = hv__set_error(comm, HV_ERR_MPI, "hierarchical allgather: MPI_Isend to local rank %d failed", q);
+      else nreq++;
+    }
+  }
+  /* Posted requests are completed even after a failure: their datatypes are freed next. */
+  const hv_result_t waited = hv__mpi_wait_all(comm, nreq, r, "hierarchical allgather (within the node)", 0);
+  for (int i = 0; i < ntype; i++) MPI_Type_free(&types[i]);
+  return rc != HV_SUCCESS ? rc : waited;
+}
