@@ -508,7 +508,9 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
       hv__cache_evict(&comm->cache, hv__cache_find(&comm->cache, name));
       if (h) h->cache_bit = -1;
     } else if (kind == RESP_OK) {
-      int bit = hv__cache_insert(&comm->cache, name, &meta, counts);
+      /* Barrier names are used once (hv.barrier.<seq>): cached, they would fill the
+       * cache with names that never come back and push the real tensors out of it. */
+      int bit = meta.coll == HV__COLL_BARRIER ? -1 : hv__cache_insert(&comm->cache, name, &meta, counts);
       if (!h) {
         hv_result_t rc = hv__set_error(comm, HV_ERR_INTERNAL, "response for '%s', which is not pending here", name);
         free(name);
