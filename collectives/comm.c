@@ -34,6 +34,7 @@ static void comm_destroy(hv_comm_t *comm) {
   free(comm->misses.data);
   free(comm->response.data);
   free(comm->fusion_buf);
+  hv__fault_free(comm);
   free(comm->hosts);
   /* After a fatal error (a peer stopped answering) MPI still holds unfinished
    * requests on these communicators: leave them to the process's end. */
@@ -144,7 +145,9 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
     comm_destroy(comm);
     return hv__set_error(NULL, HV_ERR_MPI, "cannot exchange host names at init");
   }
-  if ((rc = hv__algo_ctx_init(&comm->algo, comm, comm->mpi)) != HV_SUCCESS ||
+  /* Pids for the watch on lost and stopped peers (fault.c), which names them. */
+  if ((rc = hv__fault_init(comm)) != HV_SUCCESS ||
+      (rc = hv__algo_ctx_init(&comm->algo, comm, comm->mpi)) != HV_SUCCESS ||
       (rc = hv__algo_ctx_init(&comm->bench_algo, comm, comm->bench_mpi)) != HV_SUCCESS ||
       (rc = split_nodes(comm)) != HV_SUCCESS)
     goto fail;

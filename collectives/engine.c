@@ -48,6 +48,7 @@ static void timed_wait(hv_comm_t *comm, double ms) {
 
 static void *engine_main(void *arg) {
   hv_comm_t *comm = arg;
+  hv__engine_thread_comm = comm; /* fault.c: notices and pending tables are this thread's */
 #ifdef PR_SET_TIMERSLACK
   /* Short sleeps while peers catch up must stay short: the default 50 us slack would
    * round every one of them up. */
@@ -79,14 +80,6 @@ static void *engine_main(void *arg) {
     if (rc == HV_SUCCESS) rc = hv__execute_list(comm);
     if (rc != HV_SUCCESS) {
       failure = rc;
-      /* One line with the cause and what it takes down with it. */
-      char names[512] = "";
-      size_t used = 0;
-      for (size_t i = 0; i < comm->pending_count && used + 80 < sizeof names; i++)
-        used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "",
-                                 comm->pending_list[i]->name);
-      HV_LOG(HV__LOG_ERROR, "the engine stopped: %s; pending tensors (%zu): %s", hv_comm_last_error(comm),
-             comm->pending_count, comm->pending_count ? names : "none");
       break;
     }
     last_productive = productive;
@@ -102,10 +95,19 @@ static void *engine_main(void *arg) {
   comm->queue_head = comm->queue_tail = NULL;
   pthread_mutex_unlock(&comm->mutex);
   char why[1200];
-  if (failure != HV_SUCCESS)
+  if (failure != HV_SUCCESS) {
+    /* One line with the cause and what it takes down with it, before any handle fails:
+     * the program may exit as soon as its hv_wait returns. (A shutdown by another rank
+     * has its line from fault.c.) */
+    char names[512];
+    size_t count = hv__fault_pending_names(comm, names, sizeof names, 1, queued);
+    HV_LOG(HV__LOG_ERROR, "the engine stopped: %s; pending tensors (%zu): %s", hv_comm_last_error(comm), count,
+           count ? names : "none");
+    hv__fault_report(comm, failure);
     snprintf(why, sizeof why, "the engine stopped before it completed: %s", hv_comm_last_error(comm));
-  else
-    snprintf(why, sizeof why, "hv_shutdown was called (on this or another rank) before it ran");
+  } else {
+    hv__fault_shutdown_why(comm, why, sizeof why);
+  }
   hv_result_t code = failure != HV_SUCCESS ? failure : HV_ERR_SHUT_DOWN;
   for (size_t i = 0; i < comm->exec_count; i++)
     hv__handle_complete(comm->exec[i].handle, code, hv__strdup_printf("tensor '%s': %s", comm->exec[i].handle->name, why));

@@ -47,11 +47,14 @@ static void finish_scaling(const hv_comm_t *comm, const struct hv_handle *h) {
   if (h->meta.op == HV_AVERAGE) hv__divide(h->recvbuf, h->meta.count, (hv_dtype_t)h->meta.dtype, comm->size);
 }
 
-static void fail_range(hv_comm_t *comm, size_t from, size_t to, hv_result_t rc) {
-  for (size_t i = from; i < to; i++) {
-    struct hv_handle *h = comm->exec[i].handle;
-    hv__handle_complete(h, rc, hv__strdup_printf("tensor '%s': %s", h->name, hv_comm_last_error(comm)));
-  }
+/* A failed collective leaves the ranks out of step (some finished it, some did not,
+ * a peer may be gone): nothing more can run on this communicator. The entries from
+ * `from` on, not completed, move to the front of the list; the engine logs them and
+ * fails them with the cause. */
+static hv_result_t stop_at(hv_comm_t *comm, size_t from, hv_result_t rc) {
+  memmove(comm->exec, comm->exec + from, (comm->exec_count - from) * sizeof *comm->exec);
+  comm->exec_count -= from;
+  return rc;
 }
 
 /* Runs exec[from, to): a batch of allreduces sharing wire dtype and op. */
@@ -207,7 +210,7 @@ hv_result_t hv__execute_list(hv_comm_t *comm) {
         end++;
       }
       rc = run_allreduce_batch(comm, i, end);
-      if (rc != HV_SUCCESS) fail_range(comm, i, end, rc);
+      if (rc != HV_SUCCESS) return stop_at(comm, i, rc);
       i = end;
       continue;
     }
@@ -225,7 +228,7 @@ hv_result_t hv__execute_list(hv_comm_t *comm) {
     hv__timeline_span(comm->timeline, h->name, hv__coll_name((hv__coll_t)h->meta.coll), t0, hv__now_us());
     if (rc != HV_SUCCESS) {
       free(detail);
-      fail_range(comm, i, i + 1, rc);
+      return stop_at(comm, i, rc);
     } else if (detail) {
       hv__handle_complete(h, HV_ERR_INVALID_ARGUMENT, detail);
     } else {

@@ -617,6 +617,9 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
     if (resp_len) *productive = 1;
   }
   if (comm->exec_count) *productive = 1;
+  /* Every rank stops after this round: learn which rank asked, and its last error, so
+   * requests left here fail with that first error (fault.c). */
+  if (flags & FLAG_SHUTDOWN) HV_CHECK(hv__fault_shutdown_reason(comm, want_shutdown));
   *shutdown_agreed = (flags & FLAG_SHUTDOWN) != 0;
   return HV_SUCCESS;
 }

@@ -95,6 +95,7 @@ struct hv_comm {
   hv__algo_ctx_t bench_algo; /* a user thread's, for hv_bench_allreduce_algorithm */
   hv__algo_ctx_t algo_local, algo_cross; /* hierarchical phases (shared by both) */
   hv__shm_t shm; /* the node's shared-memory region (shm.header NULL: none) */
+  struct hv__fault *fault; /* lost and stopped peers, fault notices, shutdown reason (fault.c) */
 
   /* user side, guarded by mutex */
   pthread_mutex_t mutex;
@@ -161,6 +162,40 @@ hv_result_t hv__mpi_error(hv_comm_t *comm, int mpi_code, const char *what, const
 /* Polls requests until done or HV_TIMEOUT (mpi_wait.c); `what` names the operation;
  * may_sleep for waits on peers that may be idle (negotiation), not for data. */
 hv_result_t hv__mpi_wait_all(hv_comm_t *comm, int n, MPI_Request *reqs, const char *what, int may_sleep);
+
+/* ---- faults of other ranks (fault.c) ---- */
+/* Per-wait state of the checks a long wait makes; zero-initialise one per wait. */
+typedef struct hv__wait_watch {
+  double next_us, next_stall_us;
+} hv__wait_watch_t;
+/* The communicator whose engine runs on this thread (set by engine_main), else NULL. */
+extern _Thread_local hv_comm_t *hv__engine_thread_comm;
+/* Collective, at init: exchanges pids, picks the peers of this host to watch, posts the
+ * receive of fault notices. */
+hv_result_t hv__fault_init(hv_comm_t *comm);
+void hv__fault_free(hv_comm_t *comm);
+/* Called by every wait on peers with the time waited so far (cheap until a wait lasts
+ * 10 ms): fails with HV_ERR_ABORTED naming a peer whose process is gone, with
+ * HV_ERR_STALLED past HV_STALL_SHUTDOWN_TIME, with the error of another rank's notice
+ * (the first error wins), and warns past HV_STALL_CHECK_TIME. `what` names the wait. */
+hv_result_t hv__fault_poll(hv_comm_t *comm, hv__wait_watch_t *ww, double waited_us, const char *what);
+/* "; rank Q on host H (pid P) is stopped (...)" for a stopped peer of this host, or "". */
+void hv__fault_stopped_note(hv_comm_t *comm, char *out, size_t len);
+/* Engine thread, after `failure` stopped it and its line is logged: when the cause is a
+ * fault of another rank (lost, stopped, HV_TIMEOUT), tells every other rank, and waits
+ * (at most 1 s) until every other survivor has told it too, so that no survivor exits
+ * (and makes the launcher kill the rest) before all have printed. */
+void hv__fault_report(hv_comm_t *comm, hv_result_t failure);
+/* Collective, in the round that agrees to shut down: the lowest rank that called
+ * hv_shutdown sends its last error to all; the others log what it leaves unfinished. */
+hv_result_t hv__fault_shutdown_reason(hv_comm_t *comm, int want_shutdown);
+/* Why the engine stopped on a shutdown (for the requests it fails); returns 1 when
+ * another rank asked for it, 0 when this one did. */
+int hv__fault_shutdown_why(hv_comm_t *comm, char *out, size_t len);
+/* The names of the requests still on the execution list (with_exec), pending, and in
+ * `queued` (a list by ->next), quoted and comma-separated into out; returns how many.
+ * Engine thread only (and comm->mutex held when `queued` is the communicator's queue). */
+size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_exec, const struct hv_handle *queued);
 
 char *hv__strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 double hv__now_us(void);

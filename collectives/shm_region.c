@@ -89,9 +89,13 @@ hv_result_t hv__shm_barrier(hv__shm_t *shm, hv_comm_t *comm) {
     return HV_SUCCESS;
   }
   double start = hv__now_us();
+  hv__wait_watch_t watch = {0, 0};
   for (unsigned iter = 0; atomic_load_explicit(&shm->header->sense, memory_order_acquire) != sense; iter++) {
     if ((iter & 255) == 255) {
       double waited = hv__now_us() - start;
+      /* A local rank killed in the middle of the barrier never arrives: fault.c sees
+       * its pid gone (or stopped) and names it. */
+      HV_CHECK(hv__fault_poll(comm, &watch, waited, "a shared-memory barrier of the node"));
       if (shm->timeout_s > 0 && waited > shm->timeout_s * 1e6)
         return hv__set_error(comm, HV_ERR_TIMEOUT,
                              "rank %d: a shared-memory barrier of the node did not complete within HV_TIMEOUT=%g s: "

@@ -115,7 +115,7 @@ lib_cluster_procs() {
                 grep -lzx "SLURM_CONF=$1/slurm.conf" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
               } | sort -u); do
     lib_descends_from_us "$p" && continue
-    cmd=$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-40) || continue
+    cmd=$(tr '\0' ' ' 2>/dev/null < "/proc/$p/cmdline" | cut -c1-40) || continue
     [ -e "/proc/$p" ] && [ -n "$cmd" ] && printf '%s(%s) ' "$p" "$cmd"
   done
 }
