@@ -56,7 +56,7 @@ extern "C" {
     "shut down: the communicator was shut down (on this or another rank) while the "      \
     "request was pending")                                                                \
   X(HV_ERR_ABORTED, 7,                                                                    \
-    "aborted: a rank failed or called hv_comm_abort(); the communicator is unusable")     \
+    "aborted: a rank failed (its process ended, or it stopped on an error); the communicator is unusable")     \
   X(HV_ERR_TIMEOUT, 8, "timeout: a peer did not answer within HV_TIMEOUT")                \
   X(HV_ERR_UNSUPPORTED, 9,                                                                \
     "unsupported: this build or this dtype/op combination does not support the request")  \
