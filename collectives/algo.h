@@ -61,6 +61,7 @@ typedef struct hv__ring_nb {
   hv_op_t op;
   int phase; /* 0 reduce-scatter, 1 allgather, 2 done */
   int step;  /* within the phase; n-1: waiting for the phase's sends */
+  int whole; /* two ranks: one exchange of the whole buffer */
   hv__request_t *recv, *sends;
   int nsend;
 } hv__ring_nb_t;

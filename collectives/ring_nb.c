@@ -10,7 +10,13 @@
  * cross-node phase with this so that the node's copies and reductions of the next
  * piece happen while this piece is on the network; its buffers are a fraction of a
  * shared-memory slot, so there is no chunking (ring.c chunks large buffers). The
- * sends of a phase complete before the next phase receives into the buffer they read. */
+ * sends of a phase complete before the next phase receives into the buffer they read.
+ *
+ * Two ranks exchange the whole buffer instead (one reduce-scatter "step" over a single
+ * segment, no allgather): the same bytes each way as the ring, in one message per
+ * direction rather than two phases in turn, and both compute a op b with a commutative
+ * op, so the bits still agree. The reduction waits for the send, which reads the same
+ * buffer. */
 #include "algo.h"
 #include "hv_internal.h"
 #include "reduce.h"
@@ -25,7 +31,8 @@ static hv_result_t post_step(hv__ring_nb_t *nb) {
   const size_t *off = nb->ctx->seg_off;
   const int n = t->size, right = (t->rank + 1) % n, left = (t->rank - 1 + n) % n;
   const int rs = nb->phase == 0, tag = rs ? HV__TAG_RING_NB_RS : HV__TAG_RING_NB_AG;
-  const size_t out = seg(nb, rs ? 1 : 0), in = seg(nb, rs ? 2 : 1);
+  size_t out = seg(nb, rs ? 1 : 0), in = seg(nb, rs ? 2 : 1);
+  if (nb->whole) out = in = 0; /* two ranks: segment 0 is the whole buffer */
   char *into = rs ? nb->scratch : nb->data + off[in] * nb->es;
   HV_CHECK(t->irecv(t, left, tag, into, (off[in + 1] - off[in]) * nb->es, nb->recv));
   return t->isend(t, right, tag, nb->data + off[out] * nb->es, (off[out + 1] - off[out]) * nb->es,
@@ -40,7 +47,13 @@ hv_result_t hv__ring_nb_start(hv__ring_nb_t *nb, hv__algo_ctx_t *ctx, void *buf,
     nb->phase = 2;
     return HV_SUCCESS;
   }
-  hv__ring_even_segments(ctx, count);
+  nb->whole = n == 2;
+  if (nb->whole) {
+    ctx->seg_off[0] = 0;
+    ctx->seg_off[1] = count;
+  } else {
+    hv__ring_even_segments(ctx, count);
+  }
   const size_t largest = ctx->seg_off[1] - ctx->seg_off[0]; /* the first segments are the longest */
   HV_CHECK(hv__algo_scratch(ctx, largest * nb->es, (void **)&nb->scratch));
   hv__request_t *reqs;
@@ -70,13 +83,17 @@ hv_result_t hv__ring_nb_progress(hv__ring_nb_t *nb, int *done) {
       if (!sent) return HV_SUCCESS;
       nb->nsend = 0;
       nb->step = 0;
+      if (nb->whole) { /* the send read the buffer that is reduced into: only now */
+        hv__reduce(nb->data, nb->scratch, nb->ctx->seg_off[1], nb->dtype, nb->op);
+        nb->phase = 1; /* no allgather */
+      }
       if (++nb->phase == 2) continue;
       HV_CHECK(post_step(nb));
     }
     int got;
     HV_CHECK(t->test(t, nb->recv, &got));
     if (!got) return HV_SUCCESS;
-    if (nb->phase == 0) {
+    if (nb->phase == 0 && !nb->whole) {
       const size_t in = seg(nb, 2), *off = nb->ctx->seg_off;
       hv__reduce(nb->data + off[in] * nb->es, nb->scratch, off[in + 1] - off[in], nb->dtype, nb->op);
     }

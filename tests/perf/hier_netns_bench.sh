@@ -1,7 +1,7 @@
 #!/bin/bash
 # hier_netns_bench.sh BUILD_DIR [RATE=1gbit] [BYTES=67108864] [ITERS=5]: allreduce time
 # on emulated nodes (tests/cluster/: network namespaces, tbf at RATE on every node
-# link), flat ring vs hierarchical (with and without fp16) vs the MPI library's own
+# link), flat ring vs hierarchical (with and without fp16) vs auto vs the MPI library's own
 # allreduce, on 2 nodes x 2 ranks and 2 nodes x 1 rank, in one run. Prints the median
 # of ITERS allreduces per case (tests/collectives/allreduce_bytes) and each one's
 # speed-up over the flat ring. A benchmark, not a test: run it on an idle machine.
@@ -17,7 +17,7 @@ echo "# $(date -u +%F) $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadav
 for layout in "${HV_NS}n0:2,${HV_NS}n1:2 4" "${HV_NS}n0:1,${HV_NS}n1:1 2"; do
   set -- $layout
   ring=
-  for run in "ring none" "hier none" "hier fp16" "ring fp16" "mpi none"; do
+  for run in "ring none" "hier none" "hier fp16" "ring fp16" "auto none" "auto fp16" "mpi none"; do
     set -- $layout $run
     ms=$(timeout --signal=KILL 600 "$C/netns-mpirun" "$1" "$2" HV_ALLREDUCE_ALGO="$3" -- \
       "$T/allreduce_bytes" "$BYTES" "$ITERS" "$4" 2>&1 | sed -n 's/.*median \([0-9.]*\) ms.*results correct/\1/p')
