@@ -2,11 +2,15 @@
  *
  * Decision table for HV_ALLREDUCE_ALGO=auto (measured with hvbench on one node,
  * see the README):
+ *   one node with shared memory, any size      -> shm: small buffers with one barrier,
+ *                                                large ones copied in and out once
+ *                                                (2 ranks, --no-engine: 0.8x MPI at
+ *                                                4 KiB, 2.3x at 16 KiB, where recursive
+ *                                                doubling over MPI gets 0.34x and 1.3x)
  *   size <= HV_SMALL_ALLREDUCE_BYTES (64 KiB)  -> recursive doubling: log2(p) latency
  *                                                steps beat the ring's 2(p-1)
  *   larger, job on several nodes with several  -> hierarchical: only one reduced copy
  *   ranks each (same count per node)             per local slot crosses the network
- *   larger, one node with shared memory        -> shm: each byte copied in and out once
  *   larger, two ranks (on two nodes)           -> recursive doubling: one exchange of the
  *                                                whole buffer moves the same bytes as the
  *                                                ring (S each way); over a 1 Gbit/s
@@ -35,10 +39,11 @@ const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__
   if (want == HV__ALGO_AUTO) {
     int hier_possible = ctx->local && ctx->cross && ctx->uniform_nodes;
     int several_nodes = hier_possible && ctx->cross->transport.size > 1 && ctx->local->transport.size > 1;
-    if (bytes <= ctx->config->small_allreduce_bytes) want = HV__ALGO_RD;
+    const int one_node_shm = ctx->shm && ctx->shm->local_size == ctx->transport.size;
+    if (one_node_shm) want = HV__ALGO_SHM;
+    else if (bytes <= ctx->config->small_allreduce_bytes) want = HV__ALGO_RD;
     else if (hier_possible && (ctx->config->hierarchical == 1 || (ctx->config->hierarchical == -1 && several_nodes)))
       want = HV__ALGO_HIER;
-    else if (ctx->shm && ctx->shm->local_size == ctx->transport.size) want = HV__ALGO_SHM;
     else if (ctx->transport.size == 2) want = HV__ALGO_RD;
     else want = HV__ALGO_RING;
   }

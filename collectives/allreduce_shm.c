@@ -11,16 +11,41 @@
  * Through MPI, each intra-node message is copied twice (into a shared fragment and
  * out of it) and a ring moves 2(l-1)/l of the buffer that way; here each byte is
  * copied in once and out once. Each segment is reduced by one rank and copied by
- * all, so every rank gets bitwise the same result. */
+ * all, so every rank gets bitwise the same result.
+ *
+ * Small buffers (at most HV_SMALL_ALLREDUCE_BYTES and half a slot), where barriers
+ * cost more than bytes: every rank copies in, one barrier, and every rank reduces
+ * the whole buffer over all slots in local-rank order (the same operations, so the
+ * same bits everywhere). Consecutive small calls alternate between the two halves of
+ * the slots, so none needs a closing barrier: a rank writes a half again two calls
+ * later, after the barrier of the call in between, which every reader of that half
+ * had reached. Measured on 2 ranks, 4 KiB: one barrier instead of three. */
 #include <string.h>
 
 #include "algo.h"
 #include "hv_internal.h"
 #include "reduce.h"
 
+static hv_result_t shm_small(hv__algo_ctx_t *ctx, char *buf, size_t count, hv_dtype_t dtype,
+                             hv_op_t op) {
+  hv__shm_t *shm = ctx->shm;
+  const size_t bytes = count * hv_dtype_size(dtype);
+  const size_t half = (shm->small_calls++ & 1u) * ((shm->slot_bytes / 2) & ~(size_t)63);
+  memcpy(hv__shm_slot(shm, shm->local_rank) + half, buf, bytes);
+  HV_CHECK(hv__shm_barrier(shm, ctx->comm));
+  memcpy(buf, hv__shm_slot(shm, 0) + half, bytes);
+  for (int q = 1; q < shm->local_size; q++) hv__reduce(buf, hv__shm_slot(shm, q) + half, count, dtype, op);
+  shm->small_pending = 1;
+  return HV_SUCCESS;
+}
+
 static hv_result_t shm_run(hv__algo_ctx_t *ctx, char *buf, size_t count, hv_dtype_t dtype, hv_op_t op) {
   hv__shm_t *shm = ctx->shm;
   hv_comm_t *comm = ctx->comm;
+  if (count * hv_dtype_size(dtype) <= ctx->config->small_allreduce_bytes &&
+      count * hv_dtype_size(dtype) <= ((shm->slot_bytes / 2) & ~(size_t)63))
+    return shm_small(ctx, buf, count, dtype, op);
+  HV_CHECK(hv__shm_settle(shm, comm));
   size_t es = hv_dtype_size(dtype);
   int l = shm->local_size, me = shm->local_rank;
   size_t piece = shm->slot_bytes / es;

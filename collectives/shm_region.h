@@ -25,6 +25,11 @@ typedef struct hv__shm {
   int local_rank, local_size;
   unsigned my_sense;
   double timeout_s;
+  /* Small allreduces (allreduce_shm.c) alternate between the two halves of the slots
+   * and end without a barrier: small_calls picks the half, and small_pending says a
+   * peer may still be reading one, so a user of whole slots must settle first. */
+  unsigned small_calls;
+  int small_pending;
 } hv__shm_t;
 
 struct hv_comm;
@@ -36,5 +41,7 @@ char *hv__shm_slot(const hv__shm_t *shm, int local_rank);
 /* Waits until every local rank arrived; HV_ERR_TIMEOUT after the communicator's
  * HV_TIMEOUT (a local peer died or stopped). */
 hv_result_t hv__shm_barrier(hv__shm_t *shm, struct hv_comm *comm);
+/* Before writing whole slots: a barrier if a small allreduce may still be read. */
+hv_result_t hv__shm_settle(hv__shm_t *shm, struct hv_comm *comm);
 
 #endif
