@@ -55,6 +55,33 @@ tiny() { # tiny DIR [PER_FILE] [TEST]: a learnable CIFAR-10 set of 5 x PER_FILE 
 # csv_col FILE ROW COL: one value of results.csv (ROW 1 = first epoch).
 csv_col() { awk -F, -v r="$2" -v c="$3" 'NR == r + 1 { print $c }' "$1"; }
 
+# uninterrupted_and_killed STEP: tiny data; 3 epochs uninterrupted (ca/, ra/), and the
+# same with rank 0 killed (SIGKILL) right after STEP (cb/, rb/). Sets ARGS.
+uninterrupted_and_killed() {
+  tiny data
+  ARGS="$COMMON --batch-size 16 --train-size 64 --epochs 3"
+  run "$NP" $ARGS --checkpoint-dir ca --results ra
+  [ "$RC" -eq 0 ] || fail "uninterrupted run: exit code $RC"
+  export HV_CIFAR_CRASH_AT_STEP="$1"
+  run "$NP" $ARGS --checkpoint-dir cb --results rb
+  unset HV_CIFAR_CRASH_AT_STEP
+  [ "$RC" -ne 0 ] || fail "the killed run exited 0"
+}
+
+# same_epochs A.csv B.csv "ROWS" "COLS" WHAT: the results agree to 1e-6 (relative above
+# 1) in every ROW and COL; else fail naming WHAT, the epoch and the column.
+same_epochs() {
+  for row in $3; do
+    for col in $4; do
+      a=$(csv_col "$1" "$row" "$col")
+      b=$(csv_col "$2" "$row" "$col")
+      awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a;
+        exit !(a != "" && d <= 1e-6 * (m > 1 ? m : 1)) }' ||
+        fail "$5, epoch $row column $col: uninterrupted $a, resumed $b"
+    done
+  done
+}
+
 COMMON="--dataset cifar10 --data-dir data --lr-scaling none --base-lr 0.1"
 
 case "$CASE" in
@@ -145,14 +172,7 @@ early_stop)
 resume)
   # Uninterrupted 3 epochs vs. rank 0 killed (SIGKILL) in epoch 2, then --resume: the
   # resumed epochs must repeat the uninterrupted losses and accuracies.
-  tiny data
-  ARGS="$COMMON --batch-size 16 --train-size 64 --epochs 3"
-  run "$NP" $ARGS --checkpoint-dir ca --results ra
-  [ "$RC" -eq 0 ] || fail "uninterrupted run: exit code $RC"
-  export HV_CIFAR_CRASH_AT_STEP=6
-  run "$NP" $ARGS --checkpoint-dir cb --results rb
-  unset HV_CIFAR_CRASH_AT_STEP
-  [ "$RC" -ne 0 ] || fail "the killed run exited 0"
+  uninterrupted_and_killed 6
   [ -f cb/ckpt-step-000000000004.hvckpt ] || fail "no checkpoint of epoch 1 before the kill"
   [ -f rb/results.csv ] && fail "the killed run wrote results"
   run "$NP" $ARGS --checkpoint-dir cb --results rb --resume
@@ -160,15 +180,7 @@ resume)
   expect out.txt '^Resuming from cb/ckpt-step-000000000004.hvckpt: 1 epochs and 4 steps done$' 1
   expect out.txt '^Epoch 1/3' 0
   expect out.txt '^Epoch 3/3 completed' 1
-  for row in 1 2 3; do
-    for col in 2 3 4 5; do
-      a=$(csv_col ra/results.csv $row $col)
-      b=$(csv_col rb/results.csv $row $col)
-      awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a;
-        exit !(a != "" && d <= 1e-6 * (m > 1 ? m : 1)) }' ||
-        fail "epoch $row column $col: uninterrupted $a, resumed $b"
-    done
-  done
+  same_epochs ra/results.csv rb/results.csv "1 2 3" "2 3 4 5" "resume after the kill"
   # The same after a --max-steps stop in the middle of epoch 2 (mid-epoch checkpoint).
   run "$NP" $ARGS --checkpoint-dir cc --max-steps 6
   [ "$RC" -eq 0 ] || fail "--max-steps run: exit code $RC"
@@ -176,29 +188,14 @@ resume)
   run "$NP" $ARGS --checkpoint-dir cc --results rc --resume
   [ "$RC" -eq 0 ] || fail "resumed --max-steps run: exit code $RC"
   expect out.txt '^Resuming from cc/ckpt-step-000000000006.hvckpt: 1 epochs and 6 steps done$' 1
-  for row in 2 3; do
-    for col in 4 5; do
-      a=$(csv_col ra/results.csv $row $col)
-      b=$(csv_col rc/results.csv $row $col)
-      awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a;
-        exit !(a != "" && d <= 1e-6 * (m > 1 ? m : 1)) }' ||
-        fail "mid-epoch resume, epoch $row column $col: uninterrupted $a, resumed $b"
-    done
-  done
+  same_epochs ra/results.csv rc/results.csv "2 3" "4 5" "mid-epoch resume"
   echo "resume np=$NP: epochs 2-3 equal ($(csv_col rb/results.csv 3 4))"
   ;;
 resume_fallback)
   # The newest checkpoint truncated (a crash while writing it, a lost write): --resume
   # names it and what is wrong, falls back to the previous one, and the resumed epochs
   # still repeat the uninterrupted run. With no readable checkpoint left: a clear error.
-  tiny data
-  ARGS="$COMMON --batch-size 16 --train-size 64 --epochs 3"
-  run "$NP" $ARGS --checkpoint-dir ca --results ra
-  [ "$RC" -eq 0 ] || fail "uninterrupted run: exit code $RC"
-  export HV_CIFAR_CRASH_AT_STEP=10
-  run "$NP" $ARGS --checkpoint-dir cb --results rb
-  unset HV_CIFAR_CRASH_AT_STEP
-  [ "$RC" -ne 0 ] || fail "the killed run exited 0"
+  uninterrupted_and_killed 10
   NEW=cb/ckpt-step-000000000008.hvckpt OLD=cb/ckpt-step-000000000004.hvckpt
   [ -f "$NEW" ] && [ -f "$OLD" ] || fail "expected the checkpoints of epochs 1 and 2"
   size=$(wc -c <"$NEW")
@@ -208,15 +205,7 @@ resume_fallback)
   expect err.txt "^cifar_ddp: --resume: $NEW: .*(truncated|short|size)" 1
   expect err.txt '^cifar_ddp: --resume: trying the previous checkpoint$' 1
   expect out.txt "^Resuming from $OLD: 1 epochs and 4 steps done\$" 1
-  for row in 2 3; do
-    for col in 4 5; do
-      a=$(csv_col ra/results.csv $row $col)
-      b=$(csv_col rb/results.csv $row $col)
-      awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a;
-        exit !(a != "" && d <= 1e-6 * (m > 1 ? m : 1)) }' ||
-        fail "fallback resume, epoch $row column $col: uninterrupted $a, resumed $b"
-    done
-  done
+  same_epochs ra/results.csv rb/results.csv "2 3" "4 5" "fallback resume"
   # Only damaged checkpoints (the resumed run's last two, each with a flipped byte):
   # --resume names each and then fails.
   mkdir cd
