@@ -30,7 +30,9 @@ hv_result_t hv__allreduce_hier(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_
   size_t start = local->seg_off[lr], len = local->seg_off[lr + 1] - start;
   if (cross->transport.size > 1 && len > 0) {
     char *mine = (char *)buf + start * es;
-    if (len * es <= ctx->config->small_allreduce_bytes)
+    /* Recursive doubling when small, or between two nodes (one exchange of the
+     * whole segment: see allreduce_select.c). */
+    if (len * es <= ctx->config->small_allreduce_bytes || cross->transport.size == 2)
       HV_CHECK(hv__allreduce_rd(cross, mine, len, dtype, op));
     else
       HV_CHECK(hv__allreduce_ring(cross, mine, len, dtype, op));

@@ -76,8 +76,11 @@ hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count,
   hv__shm_t *shm = ctx->shm;
   hv_comm_t *comm = ctx->comm;
   if (ctx->cross->transport.size == 1) return hv__allreduce_shm(ctx, buf, count, dtype, op);
-  /* One rank per node: nothing to overlap, and the hierarchy is the flat ring. */
-  if (shm->local_size == 1) return hv__allreduce_ring(ctx->cross, buf, count, dtype, op);
+  /* One rank per node: nothing to overlap, and the hierarchy is a flat allreduce
+   * (one exchange between two nodes, see allreduce_select.c). */
+  if (shm->local_size == 1)
+    return ctx->cross->transport.size == 2 ? hv__allreduce_rd(ctx->cross, buf, count, dtype, op)
+                                           : hv__allreduce_ring(ctx->cross, buf, count, dtype, op);
   const size_t es = hv_dtype_size(dtype);
   const int l = shm->local_size, me = shm->local_rank;
   const size_t stage_bytes = (shm->slot_bytes / STAGES) & ~(size_t)63;
