@@ -68,6 +68,14 @@ uninterrupted_and_killed() {
   [ "$RC" -ne 0 ] || fail "the killed run exited 0"
 }
 
+# resumed CKPT_DIR RESULTS_DIR CKPT STEPS: cifar_ddp --resume from CKPT_DIR exits 0 and
+# says it loaded CKPT, with 1 epoch and STEPS steps done.
+resumed() {
+  run "$NP" $ARGS --checkpoint-dir "$1" --results "$2" --resume
+  [ "$RC" -eq 0 ] || fail "resumed run from $1: exit code $RC"
+  expect out.txt "^Resuming from $3: 1 epochs and $4 steps done\$" 1
+}
+
 # same_epochs A.csv B.csv "ROWS" "COLS" WHAT: the results agree to 1e-6 (relative above
 # 1) in every ROW and COL; else fail naming WHAT, the epoch and the column.
 same_epochs() {
@@ -175,9 +183,7 @@ resume)
   uninterrupted_and_killed 6
   [ -f cb/ckpt-step-000000000004.hvckpt ] || fail "no checkpoint of epoch 1 before the kill"
   [ -f rb/results.csv ] && fail "the killed run wrote results"
-  run "$NP" $ARGS --checkpoint-dir cb --results rb --resume
-  [ "$RC" -eq 0 ] || fail "resumed run: exit code $RC"
-  expect out.txt '^Resuming from cb/ckpt-step-000000000004.hvckpt: 1 epochs and 4 steps done$' 1
+  resumed cb rb cb/ckpt-step-000000000004.hvckpt 4
   expect out.txt '^Epoch 1/3' 0
   expect out.txt '^Epoch 3/3 completed' 1
   same_epochs ra/results.csv rb/results.csv "1 2 3" "2 3 4 5" "resume after the kill"
@@ -185,9 +191,7 @@ resume)
   run "$NP" $ARGS --checkpoint-dir cc --max-steps 6
   [ "$RC" -eq 0 ] || fail "--max-steps run: exit code $RC"
   expect out.txt '^Stopped: --max-steps 6 reached$' 1
-  run "$NP" $ARGS --checkpoint-dir cc --results rc --resume
-  [ "$RC" -eq 0 ] || fail "resumed --max-steps run: exit code $RC"
-  expect out.txt '^Resuming from cc/ckpt-step-000000000006.hvckpt: 1 epochs and 6 steps done$' 1
+  resumed cc rc cc/ckpt-step-000000000006.hvckpt 6
   same_epochs ra/results.csv rc/results.csv "2 3" "4 5" "mid-epoch resume"
   echo "resume np=$NP: epochs 2-3 equal ($(csv_col rb/results.csv 3 4))"
   ;;
@@ -200,11 +204,9 @@ resume_fallback)
   [ -f "$NEW" ] && [ -f "$OLD" ] || fail "expected the checkpoints of epochs 1 and 2"
   size=$(wc -c <"$NEW")
   head -c $((size / 2)) "$NEW" >cut && mv cut "$NEW"
-  run "$NP" $ARGS --checkpoint-dir cb --results rb --resume
-  [ "$RC" -eq 0 ] || fail "resumed run: exit code $RC"
+  resumed cb rb "$OLD" 4
   expect err.txt "^cifar_ddp: --resume: $NEW: .*(truncated|short|size)" 1
   expect err.txt '^cifar_ddp: --resume: trying the previous checkpoint$' 1
-  expect out.txt "^Resuming from $OLD: 1 epochs and 4 steps done\$" 1
   same_epochs ra/results.csv rb/results.csv "2 3" "4 5" "fallback resume"
   # Only damaged checkpoints (the resumed run's last two, each with a flipped byte):
   # --resume names each and then fails.
