@@ -53,19 +53,12 @@ static hv_result_t reduce_poking(char *dst, const char *src, size_t count, hv_dt
   return HV_SUCCESS;
 }
 
-/* Segment q of an n-element piece split over l ranks (the first n % l get one more). */
-static void segment(size_t n, int l, int q, size_t *start, size_t *len) {
-  size_t base = n / (size_t)l, extra = n % (size_t)l;
-  *start = (size_t)q * base + ((size_t)q < extra ? (size_t)q : extra);
-  *len = base + ((size_t)q < extra);
-}
-
 /* Copies the reduced segments of piece j (n elements, in stage at) out of every slot. */
 static hv_result_t copy_out(hv__shm_t *shm, char *dst, size_t n, size_t at, size_t es,
                             hv__ring_nb_t *nb) {
   for (int q = 0; q < shm->local_size; q++) {
     size_t qa, qlen;
-    segment(n, shm->local_size, q, &qa, &qlen);
+    hv__shm_segment(shm, n, q, &qa, &qlen);
     HV_CHECK(copy_poking(dst + qa * es, hv__shm_slot(shm, q) + at + qa * es, qlen * es, nb));
   }
   return HV_SUCCESS;
@@ -95,7 +88,7 @@ hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count,
     HV_CHECK(copy_poking(hv__shm_slot(shm, me) + at, data + k * piece * es, n * es, flying));
     HV_CHECK(hv__shm_barrier(shm, comm));
     size_t a, len;
-    segment(n, l, me, &a, &len);
+    hv__shm_segment(shm, n, me, &a, &len);
     char *mine = hv__shm_slot(shm, me) + at + a * es;
     for (int q = 0; q < l; q++)
       if (q != me) HV_CHECK(reduce_poking(mine, hv__shm_slot(shm, q) + at + a * es, len, dtype, op, flying));

@@ -30,7 +30,7 @@ static hv_result_t shm_small(hv__algo_ctx_t *ctx, char *buf, size_t count, hv_dt
                              hv_op_t op) {
   hv__shm_t *shm = ctx->shm;
   const size_t bytes = count * hv_dtype_size(dtype);
-  const size_t half = (shm->small_calls++ & 1u) * ((shm->slot_bytes / 2) & ~(size_t)63);
+  const size_t half = (shm->small_calls++ & 1u) * hv__shm_half_bytes(shm);
   memcpy(hv__shm_slot(shm, shm->local_rank) + half, buf, bytes);
   HV_CHECK(hv__shm_barrier(shm, ctx->comm));
   memcpy(buf, hv__shm_slot(shm, 0) + half, bytes);
@@ -42,8 +42,8 @@ static hv_result_t shm_small(hv__algo_ctx_t *ctx, char *buf, size_t count, hv_dt
 static hv_result_t shm_run(hv__algo_ctx_t *ctx, char *buf, size_t count, hv_dtype_t dtype, hv_op_t op) {
   hv__shm_t *shm = ctx->shm;
   hv_comm_t *comm = ctx->comm;
-  if (count * hv_dtype_size(dtype) <= ctx->config->small_allreduce_bytes &&
-      count * hv_dtype_size(dtype) <= ((shm->slot_bytes / 2) & ~(size_t)63))
+  const size_t bytes = count * hv_dtype_size(dtype);
+  if (bytes <= ctx->config->small_allreduce_bytes && bytes <= hv__shm_half_bytes(shm))
     return shm_small(ctx, buf, count, dtype, op);
   HV_CHECK(hv__shm_settle(shm, comm));
   size_t es = hv_dtype_size(dtype);
@@ -55,15 +55,14 @@ static hv_result_t shm_run(hv__algo_ctx_t *ctx, char *buf, size_t count, hv_dtyp
     char *src = buf + done * es;
     memcpy(mine, src, n * es);
     HV_CHECK(hv__shm_barrier(shm, comm));
-    size_t base = n / (size_t)l, extra = n % (size_t)l;
-    size_t a = (size_t)me * base + ((size_t)me < extra ? (size_t)me : extra);
-    size_t len = base + ((size_t)me < extra);
+    size_t a, len;
+    hv__shm_segment(shm, n, me, &a, &len);
     for (int q = 0; q < l; q++)
       if (q != me) hv__reduce(mine + a * es, hv__shm_slot(shm, q) + a * es, len, dtype, op);
     HV_CHECK(hv__shm_barrier(shm, comm));
     for (int q = 0; q < l; q++) {
-      size_t qa = (size_t)q * base + ((size_t)q < extra ? (size_t)q : extra);
-      size_t qlen = base + ((size_t)q < extra);
+      size_t qa, qlen;
+      hv__shm_segment(shm, n, q, &qa, &qlen);
       memcpy(src + qa * es, hv__shm_slot(shm, q) + qa * es, qlen * es);
     }
     HV_CHECK(hv__shm_barrier(shm, comm));

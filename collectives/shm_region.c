@@ -26,6 +26,14 @@ char *hv__shm_slot(const hv__shm_t *shm, int local_rank) {
   return shm->slots + (size_t)local_rank * shm->slot_bytes;
 }
 
+void hv__shm_segment(const hv__shm_t *shm, size_t n, int q, size_t *start, size_t *len) {
+  const size_t l = (size_t)shm->local_size, base = n / l, extra = n % l;
+  *start = (size_t)q * base + ((size_t)q < extra ? (size_t)q : extra);
+  *len = base + ((size_t)q < extra);
+}
+
+size_t hv__shm_half_bytes(const hv__shm_t *shm) { return (shm->slot_bytes / 2) & ~(size_t)63; }
+
 hv_result_t hv__shm_create(hv__shm_t *shm, hv_comm_t *comm, MPI_Comm local, size_t slot_bytes) {
   memset(shm, 0, sizeof *shm);
   MPI_Comm_rank(local, &shm->local_rank);

@@ -38,6 +38,11 @@ struct hv_comm;
 hv_result_t hv__shm_create(hv__shm_t *shm, struct hv_comm *comm, MPI_Comm local, size_t slot_bytes);
 void hv__shm_destroy(hv__shm_t *shm);
 char *hv__shm_slot(const hv__shm_t *shm, int local_rank);
+/* Segment q of an n-element piece split over the local ranks (the first n % l get one
+ * more): the part local rank q reduces. */
+void hv__shm_segment(const hv__shm_t *shm, size_t n, int q, size_t *start, size_t *len);
+/* Bytes of half a slot (64-byte aligned): the small allreduce's alternating halves. */
+size_t hv__shm_half_bytes(const hv__shm_t *shm);
 /* Waits until every local rank arrived; HV_ERR_TIMEOUT after the communicator's
  * HV_TIMEOUT (a local peer died or stopped). */
 hv_result_t hv__shm_barrier(hv__shm_t *shm, struct hv_comm *comm);
