@@ -28,6 +28,9 @@ typedef struct hv__algo_ctx {
   struct hv__algo_ctx *local, *cross;
   int uniform_nodes; /* every node has the same number of ranks */
   hv__shm_t *shm;    /* the node's shared-memory region, or NULL (then MPI carries it) */
+  /* On a local context, once a hierarchical allgather or broadcast has run: for each local rank q,
+   * the global ranks of q's cross group (nodes ints from q * nodes). */
+  int *groups;
 } hv__algo_ctx_t;
 
 hv_result_t hv__algo_ctx_init(hv__algo_ctx_t *ctx, struct hv_comm *comm, MPI_Comm mpi);

@@ -24,6 +24,7 @@ void hv__algo_ctx_free(hv__algo_ctx_t *ctx) {
   free(ctx->scratch);
   free(ctx->seg_off);
   free(ctx->reqs);
+  free(ctx->groups);
   memset(ctx, 0, sizeof *ctx);
 }
 

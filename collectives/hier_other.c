@@ -17,6 +17,7 @@
  * know is the node structure). Every wait is bounded by HV_TIMEOUT (mpi_wait.c).
  * Displacements are ints in MPI, so buffers of 2 GiB and more take the flat path. */
 #include <limits.h>
+#include <stdlib.h>
 
 #include "algo.h"
 #include "hv_internal.h"
@@ -28,32 +29,52 @@ int hv__hier_other_wanted(const hv__algo_ctx_t *ctx, size_t total_bytes) {
   return ctx->config->hierarchical == 1 ? ctx->cross->transport.size > 1 : several;
 }
 
-/* The global rank (in ctx->mpi) of every rank of sub (n ranks), into out; tmp holds n ints. */
-static hv_result_t global_ranks(hv__algo_ctx_t *ctx, MPI_Comm sub, int n, int *tmp, int *out) {
-  MPI_Group all, part;
-  HV_MPI_CHECK(ctx->comm, MPI_Comm_group(ctx->mpi, &all));
-  HV_MPI_CHECK(ctx->comm, MPI_Comm_group(sub, &part));
-  for (int i = 0; i < n; i++) tmp[i] = i;
-  const int rc = MPI_Group_translate_ranks(part, n, tmp, all, out);
-  MPI_Group_free(&part);
-  MPI_Group_free(&all);
-  HV_MPI_CHECK(ctx->comm, rc);
-  return HV_SUCCESS;
-}
-
 /* A non-blocking MPI call's request, waited for within HV_TIMEOUT. */
 static hv_result_t wait_one(hv_comm_t *comm, MPI_Request *req, const char *what) {
   return hv__mpi_wait_all(comm, 1, req, what, 0);
 }
 
+/* The global ranks of every local rank's cross group (ctx->local->groups), found once
+ * per communicator: the node layout does not change. Collective over the job. */
+static hv_result_t node_groups(hv__algo_ctx_t *ctx, const int **out) {
+  hv__algo_ctx_t *local = ctx->local, *cross = ctx->cross;
+  const int l = local->transport.size, nodes = cross->transport.size;
+  if (!local->groups) {
+    int *groups = malloc(sizeof(int) * (size_t)nodes * (size_t)(l + 1));
+    if (!groups) return hv__set_error(ctx->comm, HV_ERR_NO_MEMORY, "hierarchical collectives: rank tables");
+    int *mine = groups + (size_t)nodes * (size_t)l; /* my group, then scratch */
+    MPI_Group all = MPI_GROUP_NULL, part = MPI_GROUP_NULL;
+    int rc = MPI_Comm_group(ctx->mpi, &all);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_group(cross->mpi, &part);
+    for (int i = 0; i < nodes; i++) groups[i] = i;
+    if (rc == MPI_SUCCESS) rc = MPI_Group_translate_ranks(part, nodes, groups, all, mine);
+    if (part != MPI_GROUP_NULL) MPI_Group_free(&part);
+    if (all != MPI_GROUP_NULL) MPI_Group_free(&all);
+    MPI_Request req;
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Iallgather(mine, nodes, MPI_INT, groups, nodes, MPI_INT, local->mpi, &req);
+    if (rc != MPI_SUCCESS) free(groups);
+    HV_MPI_CHECK(ctx->comm, rc);
+    const hv_result_t waited = wait_one(ctx->comm, &req, "hierarchical collectives (the node's groups)");
+    if (waited != HV_SUCCESS) return waited; /* groups stays with MPI's request */
+    local->groups = groups;
+  }
+  *out = local->groups;
+  return HV_SUCCESS;
+}
+
 hv_result_t hv__broadcast_hier(hv__algo_ctx_t *ctx, void *buf, size_t bytes, int root) {
   hv_comm_t *comm = ctx->comm;
   hv__algo_ctx_t *local = ctx->local, *cross = ctx->cross;
+  const int l = local->transport.size, nodes = cross->transport.size;
   /* Where root sits: its local rank, and its rank in its cross communicator. */
-  int where[2] = {local->transport.rank, cross->transport.rank};
+  const int *groups = NULL;
+  HV_CHECK(node_groups(ctx, &groups));
+  int where[2] = {-1, -1};
+  for (int i = 0; i < l * nodes; i++)
+    if (groups[i] == root) where[0] = i / nodes, where[1] = i % nodes;
+  if (where[0] < 0) return hv__set_error(comm, HV_ERR_INTERNAL, "hierarchical broadcast: root %d not in the node table", root);
   MPI_Request req;
-  HV_MPI_CHECK(comm, MPI_Ibcast(where, 2, MPI_INT, root, ctx->mpi, &req));
-  HV_CHECK(wait_one(comm, &req, "hierarchical broadcast (root's position)"));
   if (local->transport.rank == where[0] && cross->transport.size > 1) {
     HV_MPI_CHECK(comm, MPI_Ibcast(buf, (int)bytes, MPI_BYTE, where[1], cross->mpi, &req));
     HV_CHECK(wait_one(comm, &req, "hierarchical broadcast (across nodes)"));
@@ -83,16 +104,15 @@ hv_result_t hv__allgather_hier(hv__algo_ctx_t *ctx, void *buf, const size_t *off
   hv_comm_t *comm = ctx->comm;
   hv__algo_ctx_t *local = ctx->local, *cross = ctx->cross;
   const int l = local->transport.size, nodes = cross->transport.size, me = local->transport.rank;
-  /* Working space from the local context (ctx's scratch may hold the caller's buffer):
-   * mine = global ranks of my cross group, held[q] = those of local rank q's group. */
-  const size_t n_ints = (size_t)nodes * (size_t)(l + 4);
+  const int *groups = NULL;
+  HV_CHECK(node_groups(ctx, &groups));
+  const int *mine = groups + (size_t)me * (size_t)nodes;
+  /* Working space from the local context (ctx's scratch may hold the caller's buffer). */
   int *ints;
-  HV_CHECK(hv__algo_scratch(local, n_ints * sizeof(int) + (size_t)(2 * l) * sizeof(MPI_Datatype),
+  HV_CHECK(hv__algo_scratch(local, sizeof(int) * 2 * (size_t)nodes + sizeof(MPI_Datatype) * (size_t)l,
                             (void **)&ints));
-  int *mine = ints, *lens = mine + nodes, *displs = lens + nodes, *tmp = displs + nodes;
-  int *held = tmp + nodes;
-  MPI_Datatype *types = (MPI_Datatype *)(ints + n_ints);
-  HV_CHECK(global_ranks(ctx, cross->mpi, nodes, tmp, mine));
+  int *lens = ints, *displs = lens + nodes;
+  MPI_Datatype *types = (MPI_Datatype *)(ints + 2 * nodes);
   MPI_Request req;
   /* Phase 1: the blocks of my cross group, in place at their global positions. */
   if (nodes > 1) {
@@ -105,9 +125,7 @@ hv_result_t hv__allgather_hier(hv__algo_ctx_t *ctx, void *buf, const size_t *off
     HV_CHECK(wait_one(comm, &req, "hierarchical allgather (across nodes)"));
   }
   if (l == 1) return HV_SUCCESS;
-  /* Phase 2: every local rank's group, then its blocks to and from every peer. */
-  HV_MPI_CHECK(comm, MPI_Iallgather(mine, nodes, MPI_INT, held, nodes, MPI_INT, local->mpi, &req));
-  HV_CHECK(wait_one(comm, &req, "hierarchical allgather (the node's groups)"));
+  /* Phase 2: the blocks each local rank now holds, to and from every peer. */
   hv__request_t *reqs;
   HV_CHECK(hv__algo_reqs(local, (size_t)(2 * l), &reqs));
   MPI_Request *r = (MPI_Request *)reqs;
@@ -115,7 +133,7 @@ hv_result_t hv__allgather_hier(hv__algo_ctx_t *ctx, void *buf, const size_t *off
   hv_result_t rc = HV_SUCCESS;
   for (int q = 0; q < l && rc == HV_SUCCESS; q++) {
     if (q == me) continue;
-    rc = blocks_type(comm, held + (size_t)q * nodes, nodes, off, es, lens, displs, &types[ntype]);
+    rc = blocks_type(comm, groups + (size_t)q * nodes, nodes, off, es, lens, displs, &types[ntype]);
     if (rc != HV_SUCCESS) break;
     ntype++;
     if (MPI_Irecv(buf, 1, types[ntype - 1], q, HV__TAG_ALLGATHER_HIER, local->mpi, &r[nreq]) != MPI_SUCCESS) {
