@@ -289,6 +289,9 @@ void hv__fault_report(hv_comm_t *comm, hv_result_t failure) {
 
 hv_result_t hv__fault_poll(hv_comm_t *comm, hv__wait_watch_t *ww, double waited_us, const char *what) {
   hv__fault_t *f = comm->fault;
+  /* The first look after WATCH_INTERVAL_US too: short waits (every small collective)
+   * pay nothing, a dead or stopped peer makes the wait long anyway. */
+  if (ww->next_us == 0) ww->next_us = WATCH_INTERVAL_US;
   if (!f || waited_us < ww->next_us) return HV_SUCCESS;
   ww->next_us = waited_us + WATCH_INTERVAL_US;
   /* Only the engine thread tests the notice request and reads the pending tables; a
