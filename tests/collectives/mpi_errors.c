@@ -93,12 +93,27 @@ int main(int argc, char **argv) {
   CHECK(hv_alltoall_async(comm, "bad.overlap", x, x + 1, 4, HV_FLOAT32, &h) == HV_ERR_INVALID_ARGUMENT, "overlap");
   CHECK(hv_allreduce_async(NULL, "x", x, x, 4, HV_FLOAT32, HV_SUM, NULL, &h) == HV_ERR_INVALID_ARGUMENT, "NULL comm");
 
-  /* A name pending twice on one rank is refused; the first still completes. */
-  hv_handle_t first;
-  CHECK_RC(hv_allreduce_async(comm, "dup", x, x, 4, HV_FLOAT32, HV_SUM, NULL, &first));
-  CHECK(hv_allreduce_async(comm, "dup", x + 8, x + 8, 4, HV_FLOAT32, HV_SUM, NULL, &h) == HV_ERR_INVALID_ARGUMENT &&
-            strstr(hv_comm_last_error(comm), "already pending"), "duplicate: %s", hv_comm_last_error(comm));
-  CHECK_RC(hv_wait(first));
+  /* A name pending twice on one rank is refused; the first still completes. The second
+   * submission must happen while the first cannot have completed, so one rank holds each
+   * name back until after a barrier: 'dup.a' by the last rank, 'dup.b' by rank 0. Every
+   * rank but the last tries the duplicate on 'dup.a', the last one on 'dup.b'. */
+  hv_handle_t first_a = NULL, first_b = NULL;
+  if (R != N - 1) {
+    CHECK_RC(hv_allreduce_async(comm, "dup.a", x, x, 4, HV_FLOAT32, HV_SUM, NULL, &first_a));
+    CHECK(hv_allreduce_async(comm, "dup.a", x + 8, x + 8, 4, HV_FLOAT32, HV_SUM, NULL, &h) == HV_ERR_INVALID_ARGUMENT &&
+              strstr(hv_comm_last_error(comm), "already pending"), "duplicate: %s", hv_comm_last_error(comm));
+  }
+  if (R != 0) {
+    CHECK_RC(hv_allreduce_async(comm, "dup.b", x + 16, x + 16, 4, HV_FLOAT32, HV_SUM, NULL, &first_b));
+    if (R == N - 1)
+      CHECK(hv_allreduce_async(comm, "dup.b", x + 24, x + 24, 4, HV_FLOAT32, HV_SUM, NULL, &h) == HV_ERR_INVALID_ARGUMENT &&
+                strstr(hv_comm_last_error(comm), "already pending"), "duplicate: %s", hv_comm_last_error(comm));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (R == N - 1) CHECK_RC(hv_allreduce_async(comm, "dup.a", x, x, 4, HV_FLOAT32, HV_SUM, NULL, &first_a));
+  if (R == 0) CHECK_RC(hv_allreduce_async(comm, "dup.b", x + 16, x + 16, 4, HV_FLOAT32, HV_SUM, NULL, &first_b));
+  CHECK_RC(hv_wait(first_a));
+  CHECK_RC(hv_wait(first_b));
 
   /* allgatherv with too small a capacity on rank 1 only: that rank fails with the needed
    * size, the others complete. */
