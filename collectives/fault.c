@@ -129,6 +129,13 @@ hv_result_t hv__fault_init(hv_comm_t *comm) {
   f->watched = calloc((size_t)comm->size, 1);
   f->heard = calloc((size_t)comm->size, 1);
   if (!f->ids || !f->watched || !f->heard) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
+  /* A killed peer leaves broken TCP connections behind, and Open MPI's next write on
+   * one raises SIGPIPE, whose default action ends this rank at once and silently (seen
+   * under srun, which, unlike mpirun, leaves the default in place): the write's EPIPE
+   * is the better outcome, since the wait then names the lost peer. A handler the
+   * program installed itself is left alone. */
+  struct sigaction pipe_action;
+  if (sigaction(SIGPIPE, NULL, &pipe_action) == 0 && pipe_action.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
   int64_t me[2] = {(int64_t)getpid(), 0};
   char state;
   if (proc_stat(me[0], &state, &me[1])) me[1] = 0; /* no /proc: nobody watches me */
