@@ -174,7 +174,7 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
 
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    long long n;
+    long long n = 0;
     int rc = 0, takes = 1;
     if (!strcmp(f, "--help") || !strcmp(f, "-h")) return 1;
     else if (!strcmp(f, "--batch-size")) {

@@ -127,7 +127,7 @@ int svm_args_parse(int argc, char **argv, svm_args_t *a, char *err, size_t errle
     } else if (!strcmp(f, "--test-size")) {
       rc = parse_int(f, v, 1, 1 << 30, &a->test_size, err, errlen);
     } else if (!strcmp(f, "--seed")) {
-      int s;
+      int s = 0;
       rc = parse_int(f, v, 0, 2147483647L, &s, err, errlen);
       a->seed = (uint64_t)s;
     } else if (!strcmp(f, "--eps")) {
