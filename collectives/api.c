@@ -91,7 +91,7 @@ static hv_result_t submit(hv_comm_t *comm, struct hv_handle *h, hv_handle_t *out
     else comm->queue_head = h;
     comm->queue_tail = h;
     atomic_fetch_add(&comm->queued, 1);
-    pthread_cond_signal(&comm->queue_cv);
+    if (!hv__submit_quiet) pthread_cond_signal(&comm->queue_cv);
   }
   pthread_mutex_unlock(&comm->mutex);
   *out = h;
@@ -231,11 +231,19 @@ hv_result_t hv_group_end(hv_comm_t *comm) {
 
 /* ---- blocking forms ---- */
 
-#define SUBMIT_AND_WAIT(call) \
-  do {                        \
-    hv_handle_t h_;           \
-    HV_CHECK(call);           \
-    return hv_wait(h_);       \
+/* The request is run on the calling thread when the background thread is idle
+ * (engine_inline.c): no hand-off to it and back, which is most of a small
+ * collective's latency. Otherwise the background thread runs it as usual. */
+#define SUBMIT_AND_WAIT(call)                        \
+  do {                                               \
+    hv_handle_t h_ = NULL;                           \
+    int locked_ = comm ? hv__inline_begin(comm) : 0; \
+    hv__submit_quiet = locked_;                      \
+    hv_result_t rc_ = (call);                        \
+    hv__submit_quiet = 0;                            \
+    if (locked_) hv__inline_rounds(comm, rc_ == HV_SUCCESS ? h_ : NULL, 1); \
+    if (rc_ != HV_SUCCESS) return rc_;               \
+    return hv_wait(h_);                              \
   } while (0)
 
 hv_result_t hv_allreduce(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf,

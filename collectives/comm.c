@@ -45,6 +45,7 @@ static void comm_destroy(hv_comm_t *comm) {
     if (comm->mpi != MPI_COMM_NULL) MPI_Comm_free(&comm->mpi);
   }
   pthread_mutex_destroy(&comm->mutex);
+  pthread_mutex_destroy(&comm->round_lock);
   pthread_cond_destroy(&comm->queue_cv);
   pthread_cond_destroy(&comm->done_cv);
   free(comm);
@@ -118,6 +119,7 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   if (!comm) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
   comm->mpi = comm->local = comm->cross = comm->bench_mpi = MPI_COMM_NULL;
   pthread_mutex_init(&comm->mutex, NULL);
+  pthread_mutex_init(&comm->round_lock, NULL);
   pthread_cond_init(&comm->queue_cv, NULL);
   pthread_cond_init(&comm->done_cv, NULL);
   char err[512];

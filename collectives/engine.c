@@ -11,7 +11,9 @@
  *    to 100 ms, then join a round anyway: peers may need this rank for a stall
  *    report or a shutdown, and an idle job then costs about ten tiny allreduces a
  *    second.
- * A submission signals queue_cv, so a sleeping engine wakes within microseconds. */
+ * A submission signals queue_cv, so a sleeping engine wakes within microseconds.
+ * Blocking calls run their round themselves while this thread sleeps
+ * (engine_inline.c); round_lock keeps one round at a time. */
 #include <errno.h>
 #include <stdio.h>
 #include <sched.h>
@@ -36,19 +38,19 @@ static void spin_for_work(hv_comm_t *comm) {
     sched_yield();
 }
 
-static void timed_wait(hv_comm_t *comm, double ms) {
+/* Returns 1 if the wait ended by timing out (not by a submission's signal). */
+static int timed_wait(hv_comm_t *comm, double ms) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   long ns = (long)(ms * 1e6);
   ts.tv_sec += ns / 1000000000L;
   ts.tv_nsec += ns % 1000000000L;
   if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-  pthread_cond_timedwait(&comm->queue_cv, &comm->mutex, &ts);
+  return pthread_cond_timedwait(&comm->queue_cv, &comm->mutex, &ts) == ETIMEDOUT;
 }
 
 static void *engine_main(void *arg) {
   hv_comm_t *comm = arg;
-  hv__engine_thread_comm = comm; /* fault.c: notices and pending tables are this thread's */
 #ifdef PR_SET_TIMERSLACK
   /* Short sleeps while peers catch up must stay short: the default 50 us slack would
    * round every one of them up. */
@@ -57,14 +59,16 @@ static void *engine_main(void *arg) {
   double cycle = comm->config.cycle_time_ms > 0 ? comm->config.cycle_time_ms : 0.001;
   double idle_ms = cycle, unproductive_ms = UNPRODUCTIVE_WAIT_MIN_MS;
   int last_productive = 1;
+  size_t pending = 0; /* after this thread's last round (rounds inline may change it) */
   hv_result_t failure = HV_SUCCESS;
   for (;;) {
-    if (last_productive && comm->pending_count == 0) spin_for_work(comm);
+    if (last_productive && pending == 0) spin_for_work(comm);
+    int timed_out = 0;
     pthread_mutex_lock(&comm->mutex);
     int shutdown = comm->shutdown_requested;
     if (!shutdown && !comm->queue_head) {
-      if (comm->pending_count == 0) {
-        timed_wait(comm, idle_ms);
+      if (pending == 0) {
+        timed_out = timed_wait(comm, idle_ms);
         idle_ms = idle_ms * 2 > IDLE_WAIT_MAX_MS ? IDLE_WAIT_MAX_MS : idle_ms * 2;
       } else if (!last_productive) {
         timed_wait(comm, unproductive_ms);
@@ -75,17 +79,35 @@ static void *engine_main(void *arg) {
     shutdown = comm->shutdown_requested;
     pthread_mutex_unlock(&comm->mutex);
 
+    pthread_mutex_lock(&comm->round_lock);
+    if (comm->round_failure != HV_SUCCESS || comm->round_agreed) { /* an inline round's outcome */
+      failure = comm->round_failure;
+      break;
+    }
+    pending = comm->pending_count;
+    /* Woken for work that a round inline has already done: a round now would only
+     * wait for the peers' next one. Idle rounds (timed out) and shutdown still run. */
+    if (!shutdown && !timed_out && pending == 0 && !atomic_load(&comm->queued)) {
+      pthread_mutex_unlock(&comm->round_lock);
+      last_productive = 1;
+      continue;
+    }
     int agreed = 0, productive = 0;
-    hv_result_t rc = hv__negotiate_round(comm, shutdown, &agreed, &productive);
-    if (rc == HV_SUCCESS) rc = hv__execute_list(comm);
+    hv_result_t rc = hv__round(comm, shutdown, &agreed, &productive);
+    pending = comm->pending_count;
     if (rc != HV_SUCCESS) {
       failure = rc;
       break;
     }
+    if (agreed) break;
+    pthread_mutex_unlock(&comm->round_lock);
     last_productive = productive;
     if (productive) unproductive_ms = UNPRODUCTIVE_WAIT_MIN_MS;
-    if (agreed) break;
   }
+  /* round_lock is held: no thread runs rounds any more. */
+  comm->rounds_over = 1;
+  pthread_mutex_unlock(&comm->round_lock);
+  hv__engine_thread_comm = comm; /* fault.c: the teardown below reads this thread's tables */
 
   /* Nothing more will run: fail whatever is still pending or queued. */
   pthread_mutex_lock(&comm->mutex);

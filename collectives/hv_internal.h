@@ -110,9 +110,16 @@ struct hv_comm {
   char last_error[1024];
   uint64_t barrier_seq; /* names barriers in call order */
 
-  /* background thread state (no lock) */
   pthread_t thread;
   int thread_started;
+
+  /* Rounds are run by the background thread, or by a thread waiting in a blocking call
+   * while the background thread is idle (engine_inline.c). Whoever holds round_lock
+   * owns everything from here down. */
+  pthread_mutex_t round_lock;
+  hv_result_t round_failure; /* an inline round failed: the background thread stops with it */
+  int round_agreed;          /* an inline round agreed on shutdown */
+  int rounds_over;           /* the background thread has left its loop: no more rounds */
   hv__map_t pending;       /* name -> handle, dequeued and not yet completed */
   struct hv_handle **pending_list; /* dequeue order, for deterministic bit setting */
   size_t pending_count, pending_cap;
@@ -168,7 +175,8 @@ hv_result_t hv__mpi_wait_all(hv_comm_t *comm, int n, MPI_Request *reqs, const ch
 typedef struct hv__wait_watch {
   double next_us, next_stall_us;
 } hv__wait_watch_t;
-/* The communicator whose engine runs on this thread (set by engine_main), else NULL. */
+/* The communicator whose rounds this thread runs now (the background thread, or a
+ * thread running rounds inline), else NULL. */
 extern _Thread_local hv_comm_t *hv__engine_thread_comm;
 /* Collective, at init: exchanges pids, picks the peers of this host to watch, posts the
  * receive of fault notices. */
@@ -215,6 +223,18 @@ hv_result_t hv__negotiate_vector_and(hv_comm_t *comm, const uint64_t *in, uint64
 hv_result_t hv__negotiate_round(hv_comm_t *comm, int shutdown, int *shutdown_agreed,
                                 int *productive);
 hv_result_t hv__execute_list(hv_comm_t *comm);
+/* One round and its execution list (engine_inline.c); round_lock held. */
+hv_result_t hv__round(hv_comm_t *comm, int shutdown, int *shutdown_agreed, int *productive);
+/* Blocking calls: takes round_lock if it is free (returns 1), so the request can be
+ * submitted without waking the background thread and then run inline. */
+int hv__inline_begin(hv_comm_t *comm);
+/* Runs a few rounds on this thread until h completes, if round_lock is free (or
+ * `locked`: taken by hv__inline_begin); releases it and wakes the background thread
+ * for whatever is left. */
+void hv__inline_rounds(hv_comm_t *comm, struct hv_handle *h, int locked);
+/* Set on this thread by a blocking call around its submission: the background
+ * thread is not woken, the caller runs the round itself. */
+extern _Thread_local int hv__submit_quiet;
 /* Fails every pending handle of the background thread with result/message. */
 void hv__fail_all_pending(hv_comm_t *comm, hv_result_t result, const char *why);
 void hv__pending_remove(hv_comm_t *comm, struct hv_handle *h);

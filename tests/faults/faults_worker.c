@@ -17,7 +17,10 @@
  * naming rank R, and exit 3 after shutting down normally (the job is healthy).
  * --bad-input R: at step 3, rank R submits an AVERAGE of int32 (refused at the
  * call); it prints its error and shuts down, and the others must report that
- * rank R shut down after that error, not a bare "shut down" or a timeout. */
+ * rank R shut down after that error, not a bare "shut down" or a timeout.
+ * --blocking: the layers go through the blocking hv_allreduce one after another
+ * instead (rounds run inline on the calling thread, engine_inline.c): the fault
+ * must be reported the same way when it hits such a round. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,14 +54,15 @@ static int fail(hv_comm_t *comm, int step, double since, hv_result_t rc, int shu
 }
 
 int main(int argc, char **argv) {
-  int mismatch_rank = -1, bad_rank = -1;
+  int mismatch_rank = -1, bad_rank = -1, blocking = 0;
   double seconds = 50; /* within the harness's outer timeouts */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--mismatch") && i + 1 < argc) mismatch_rank = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--bad-input") && i + 1 < argc) bad_rank = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--blocking")) blocking = 1;
     else {
-      fprintf(stderr, "usage: faults_worker [--mismatch RANK | --bad-input RANK] [--seconds S]\n");
+      fprintf(stderr, "usage: faults_worker [--mismatch RANK | --bad-input RANK] [--blocking] [--seconds S]\n");
       return 2;
     }
   }
@@ -94,7 +98,13 @@ int main(int argc, char **argv) {
         rc = hv_allreduce_async(comm, name, ibuf, ibuf, 4, HV_INT32, HV_AVERAGE, NULL, &h[l]);
       } else {
         if (step == 3 && rank == mismatch_rank && l == 2) count -= 1;
-        rc = hv_allreduce_async(comm, name, grad[l], grad[l], count, HV_FLOAT32, HV_SUM, NULL, &h[l]);
+        if (blocking) {
+          rc = hv_allreduce(comm, name, grad[l], grad[l], count, HV_FLOAT32, HV_SUM, NULL);
+          if (rc != HV_SUCCESS) return leave(fail(comm, step, t0, rc, 1));
+          h[l] = NULL;
+        } else {
+          rc = hv_allreduce_async(comm, name, grad[l], grad[l], count, HV_FLOAT32, HV_SUM, NULL, &h[l]);
+        }
       }
       if (rc != HV_SUCCESS) {
         /* Refused at the call: wait for what was submitted, then leave as a program
@@ -106,7 +116,7 @@ int main(int argc, char **argv) {
       }
     }
     hv_result_t first = HV_SUCCESS;
-    for (int l = LAYERS - 1; l >= 0; l--) {
+    for (int l = LAYERS - 1; l >= 0 && !blocking; l--) {
       hv_result_t rc = hv_wait(h[l]);
       if (first == HV_SUCCESS && rc != HV_SUCCESS) first = rc;
     }

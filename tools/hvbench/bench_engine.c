@@ -2,8 +2,9 @@
  * algorithm), one communicator per algorithm. The engine reads HV_ALLREDUCE_ALGO when a
  * communicator is created, so hvbench sets it just around hv_init_from_mpi() and puts
  * the user's value back: several communicators may then coexist, each forced to its
- * algorithm. With --tensors K the K requests are submitted in one hv group so the
- * engine sees them in the same cycle and fuses them, as a DDP bucket would. */
+ * algorithm. One tensor goes through the call's blocking form; with --tensors K the K
+ * requests are submitted asynchronously in one hv group so the engine sees them in the
+ * same cycle and fuses them, as a DDP bucket would. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,28 +54,34 @@ static int engine_prepare(engine_state_t *st, const bench_case_t *c, int in_plac
   return 0;
 }
 
+/* blocking: the call's blocking form, as a program with one tensor at a time calls
+ * it (hv may then run the request on this thread, engine_inline.c); otherwise
+ * submitted asynchronously into st->handles[t]. */
 static hv_result_t engine_submit(engine_state_t *st, const bench_case_t *c, bench_buffers_t *b,
-                                 int in_place, int t) {
+                                 int in_place, int t, int blocking) {
   void *recv = b->recv[t];
   const void *send = data_input_ptr(c, b, t, in_place);
+  const char *name = st->names[t];
   hv_handle_t *h = &st->handles[t];
   switch (c->coll) {
   case BENCH_ALLREDUCE: {
     hv_allreduce_opts_t opts = HV_ALLREDUCE_OPTS_INIT;
     opts.compression = c->compression;
-    return hv_allreduce_async(st->comm, st->names[t], send, recv, c->param_count, c->dtype,
-                              c->op, &opts, h);
+    return blocking ? hv_allreduce(st->comm, name, send, recv, c->param_count, c->dtype, c->op, &opts)
+                    : hv_allreduce_async(st->comm, name, send, recv, c->param_count, c->dtype, c->op, &opts, h);
   }
   case BENCH_ALLGATHER:
-    return hv_allgather_async(st->comm, st->names[t], send, recv, c->param_count, c->dtype, h);
+    return blocking ? hv_allgather(st->comm, name, send, recv, c->param_count, c->dtype)
+                    : hv_allgather_async(st->comm, name, send, recv, c->param_count, c->dtype, h);
   case BENCH_BROADCAST:
-    return hv_broadcast_async(st->comm, st->names[t], recv, c->param_count, c->dtype, c->root,
-                              h);
+    return blocking ? hv_broadcast(st->comm, name, recv, c->param_count, c->dtype, c->root)
+                    : hv_broadcast_async(st->comm, name, recv, c->param_count, c->dtype, c->root, h);
   case BENCH_REDUCESCATTER:
-    return hv_reducescatter_async(st->comm, st->names[t], send, recv, c->param_count, c->dtype,
-                                  c->op, h);
+    return blocking ? hv_reducescatter(st->comm, name, send, recv, c->param_count, c->dtype, c->op)
+                    : hv_reducescatter_async(st->comm, name, send, recv, c->param_count, c->dtype, c->op, h);
   case BENCH_ALLTOALL:
-    return hv_alltoall_async(st->comm, st->names[t], send, recv, c->param_count, c->dtype, h);
+    return blocking ? hv_alltoall(st->comm, name, send, recv, c->param_count, c->dtype)
+                    : hv_alltoall_async(st->comm, name, send, recv, c->param_count, c->dtype, h);
   default: return HV_ERR_INVALID_ARGUMENT;
   }
 }
@@ -86,20 +93,21 @@ static int engine_run(bench_backend_t *self, const bench_case_t *c, bench_buffer
     snprintf(err, err_len, "out of memory for %d handles", c->tensors);
     return -1;
   }
-  int grouped = c->tensors > 1;
   hv_result_t rc;
-  if (grouped && (rc = hv_group_start(st->comm)) != HV_SUCCESS)
-    return engine_fail(st, rc, "hv_group_start", err, err_len);
+  if (c->tensors == 1) {
+    rc = engine_submit(st, c, b, in_place, 0, 1);
+    return rc == HV_SUCCESS ? 0 : engine_fail(st, rc, st->names[0], err, err_len);
+  }
+  if ((rc = hv_group_start(st->comm)) != HV_SUCCESS) return engine_fail(st, rc, "hv_group_start", err, err_len);
   for (int t = 0; t < c->tensors; t++) {
-    rc = engine_submit(st, c, b, in_place, t);
+    rc = engine_submit(st, c, b, in_place, t, 0);
     if (rc != HV_SUCCESS) {
       char what[NAME_LEN + 32];
       snprintf(what, sizeof(what), "submitting %s", st->names[t]);
       return engine_fail(st, rc, what, err, err_len);
     }
   }
-  if (grouped && (rc = hv_group_end(st->comm)) != HV_SUCCESS)
-    return engine_fail(st, rc, "hv_group_end", err, err_len);
+  if ((rc = hv_group_end(st->comm)) != HV_SUCCESS) return engine_fail(st, rc, "hv_group_end", err, err_len);
   rc = hv_wait_all(st->handles, (size_t)c->tensors);
   if (rc != HV_SUCCESS) return engine_fail(st, rc, st->names[0], err, err_len);
   return 0;
