@@ -108,6 +108,7 @@ static void *engine_main(void *arg) {
   comm->rounds_over = 1;
   pthread_mutex_unlock(&comm->round_lock);
   hv__engine_thread_comm = comm; /* fault.c: the teardown below reads this thread's tables */
+  if (failure != HV_SUCCESS) failure = hv__fault_explain(comm, failure);
 
   /* Nothing more will run: fail whatever is still pending or queued. */
   pthread_mutex_lock(&comm->mutex);

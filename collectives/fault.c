@@ -253,6 +253,28 @@ static int notice_arrived(hv_comm_t *comm, int *kind, int *subject, int *origin)
   return 1;
 }
 
+/* How long a rank whose MPI call failed listens for the notice that explains it. */
+#define EXPLAIN_WAIT_US 500000.0
+
+hv_result_t hv__fault_explain(hv_comm_t *comm, hv_result_t failure) {
+  hv__fault_t *f = comm->fault;
+  if (!f || failure != HV_ERR_MPI || f->kind != NOTICE_NONE) return failure;
+  /* An MPI call that failed outright (not a wait that ran out of time) is most often
+   * a connection broken by a peer that died on another host: no pid here to watch,
+   * but the survivors on its host send their notice within milliseconds. Listening
+   * that long lets this rank name the lost peer too, rather than report MPI's
+   * "internal error" from a writev that got EPIPE. */
+  char what[600];
+  snprintf(what, sizeof what, "an MPI call, which failed (%s)", hv_comm_last_error(comm));
+  int kind, subject, origin;
+  for (double start = hv__now_us(); hv__now_us() - start < EXPLAIN_WAIT_US; usleep(1000)) {
+    if (notice_arrived(comm, &kind, &subject, &origin)) return fault_error(comm, 1, kind, subject, origin, what);
+    for (int q = 0; q < comm->size; q++)
+      if (peer_gone(f, q)) return fault_error(comm, 1, NOTICE_LOST, q, comm->rank, what);
+  }
+  return failure;
+}
+
 void hv__fault_report(hv_comm_t *comm, hv_result_t failure) {
   hv__fault_t *f = comm->fault;
   if (!f) return;

@@ -194,6 +194,10 @@ void hv__fault_stopped_note(hv_comm_t *comm, char *out, size_t len);
  * (at most 1 s) until every other survivor has told it too, so that no survivor exits
  * (and makes the launcher kill the rest) before all have printed. */
 void hv__fault_report(hv_comm_t *comm, hv_result_t failure);
+/* Background thread, once stopped by `failure`: an MPI call that failed outright is
+ * given half a second for a notice (or a watched pid) that names a lost peer; returns
+ * that error (and records it for hv__fault_report) or `failure` unchanged. */
+hv_result_t hv__fault_explain(hv_comm_t *comm, hv_result_t failure);
 /* Collective, in the round that agrees to shut down: the lowest rank that called
  * hv_shutdown sends its last error to all; the others log what it leaves unfinished. */
 hv_result_t hv__fault_shutdown_reason(hv_comm_t *comm, int want_shutdown);
