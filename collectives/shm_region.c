@@ -115,7 +115,7 @@ hv_result_t hv__shm_barrier(hv__shm_t *shm, hv_comm_t *comm) {
 }
 
 hv_result_t hv__shm_settle(hv__shm_t *shm, hv_comm_t *comm) {
-  if (!shm->small_pending) return HV_SUCCESS;
-  shm->small_pending = 0;
+  if (!shm->small_pending && !shm->whole_pending) return HV_SUCCESS;
+  shm->small_pending = shm->whole_pending = 0;
   return hv__shm_barrier(shm, comm);
 }

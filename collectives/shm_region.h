@@ -30,6 +30,9 @@ typedef struct hv__shm {
    * peer may still be reading one, so a user of whole slots must settle first. */
   unsigned small_calls;
   int small_pending;
+  /* A large allreduce ended without its closing barrier: peers may still be copying
+   * out of any part of the slots, so even a small allreduce settles first. */
+  int whole_pending;
 } hv__shm_t;
 
 struct hv_comm;
@@ -46,7 +49,7 @@ size_t hv__shm_half_bytes(const hv__shm_t *shm);
 /* Waits until every local rank arrived; HV_ERR_TIMEOUT after the communicator's
  * HV_TIMEOUT (a local peer died or stopped). */
 hv_result_t hv__shm_barrier(hv__shm_t *shm, struct hv_comm *comm);
-/* Before writing whole slots: a barrier if a small allreduce may still be read. */
+/* Before writing whole slots: a barrier if a peer may still be reading them. */
 hv_result_t hv__shm_settle(hv__shm_t *shm, struct hv_comm *comm);
 
 #endif
