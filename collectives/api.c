@@ -231,12 +231,20 @@ hv_result_t hv_group_end(hv_comm_t *comm) {
 
 /* ---- blocking forms ---- */
 
+/* A group's requests start at hv_group_end: a blocking call before it would wait
+ * forever. */
+static hv_result_t blocking_in_group(hv_comm_t *comm) {
+  return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "rank %d: a blocking call inside hv_group_start/hv_group_end "
+                       "on this thread would never complete; use the _async form in a group", comm->rank);
+}
+
 /* The request is run on the calling thread when the background thread is idle
  * (engine_inline.c): no hand-off to it and back, which is most of a small
  * collective's latency. Otherwise the background thread runs it as usual. */
 #define SUBMIT_AND_WAIT(call)                        \
   do {                                               \
     hv_handle_t h_ = NULL;                           \
+    if (comm && group.comm == comm) return blocking_in_group(comm); \
     int locked_ = comm ? hv__inline_begin(comm) : 0; \
     hv__submit_quiet = locked_;                      \
     hv_result_t rc_ = (call);                        \

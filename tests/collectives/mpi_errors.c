@@ -92,6 +92,11 @@ int main(int argc, char **argv) {
   CHECK(hv_allreduce_async(comm, "bad.null", NULL, NULL, 4, HV_FLOAT32, HV_SUM, NULL, &h) == HV_ERR_INVALID_ARGUMENT, "NULL buffers");
   CHECK(hv_alltoall_async(comm, "bad.overlap", x, x + 1, 4, HV_FLOAT32, &h) == HV_ERR_INVALID_ARGUMENT, "overlap");
   CHECK(hv_allreduce_async(NULL, "x", x, x, 4, HV_FLOAT32, HV_SUM, NULL, &h) == HV_ERR_INVALID_ARGUMENT, "NULL comm");
+  /* A blocking call inside a group could never complete: refused, the group goes on. */
+  CHECK_RC(hv_group_start(comm));
+  CHECK(hv_allreduce(comm, "bad.group", x, x, 4, HV_FLOAT32, HV_SUM, NULL) == HV_ERR_INVALID_ARGUMENT &&
+            strstr(hv_comm_last_error(comm), "group"), "blocking call in a group: %s", hv_comm_last_error(comm));
+  CHECK_RC(hv_group_end(comm));
 
   /* A name pending twice on one rank is refused; the first still completes. The second
    * submission must happen while the first cannot have completed, so one rank holds each
