@@ -106,8 +106,8 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t from, size_t to) 
     hv__timeline_span(comm->timeline, h->name, "FUSION_PACK", t0, t1);
     hv__timeline_span(comm->timeline, h->name, algo_name, t1, t2);
     hv__timeline_span(comm->timeline, h->name, "FUSION_UNPACK", t2, t3);
-    hv__handle_complete(h, HV_SUCCESS, NULL);
   }
+  hv__handles_complete(comm, comm->exec + from, to - from);
   return HV_SUCCESS;
 }
 

@@ -6,13 +6,27 @@
 
 #include "hv_internal.h"
 
-void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_detail) {
-  hv_comm_t *comm = h->comm;
-  pthread_mutex_lock(&comm->mutex);
+/* comm->mutex held. */
+static void mark_done(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, char *error_detail) {
   hv__map_remove(&comm->names_in_flight, h->name);
   h->result = result;
   h->error = error_detail;
   atomic_store_explicit(&h->done, 1, memory_order_release);
+}
+
+void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_detail) {
+  hv_comm_t *comm = h->comm;
+  pthread_mutex_lock(&comm->mutex);
+  mark_done(comm, h, result, error_detail);
+  pthread_cond_broadcast(&comm->done_cv);
+  pthread_mutex_unlock(&comm->mutex);
+}
+
+void hv__handles_complete(hv_comm_t *comm, const hv__exec_t *exec, size_t n) {
+  /* One lock and one wake-up for a fused batch: a thread in hv_wait_all over it
+   * would otherwise be woken once per tensor. */
+  pthread_mutex_lock(&comm->mutex);
+  for (size_t i = 0; i < n; i++) mark_done(comm, exec[i].handle, HV_SUCCESS, NULL);
   pthread_cond_broadcast(&comm->done_cv);
   pthread_mutex_unlock(&comm->mutex);
 }

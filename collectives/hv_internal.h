@@ -216,6 +216,8 @@ double hv__now_us(void);
 /* Completes a handle: records result/detail, wakes waiters, removes the name from the
  * in-flight set. Takes comm->mutex. */
 void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_detail);
+/* Completes exec[0..n) successfully under one lock, with one wake-up. */
+void hv__handles_complete(hv_comm_t *comm, const hv__exec_t *exec, size_t n);
 void hv__handle_free(struct hv_handle *h);
 
 /* ---- engine (engine.c, engine_negotiate.c, engine_execute.c) ---- */
