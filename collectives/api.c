@@ -48,6 +48,7 @@ static struct hv_handle *new_handle(hv_comm_t *comm, const char *name, hv__coll_
     return NULL;
   }
   h->comm = comm;
+  h->name_hash = hv__hash_string(h->name);
   memset(&h->meta, 0, sizeof h->meta);
   h->meta.coll = (uint8_t)coll;
   h->meta.dtype = (uint8_t)dtype;
@@ -70,14 +71,14 @@ static hv_result_t submit(hv_comm_t *comm, struct hv_handle *h, hv_handle_t *out
     hv__handle_free(h);
     return rc;
   }
-  if (hv__map_get(&comm->names_in_flight, h->name)) {
+  if (hv__map_get_hashed(&comm->names_in_flight, h->name, h->name_hash)) {
     pthread_mutex_unlock(&comm->mutex);
     hv_result_t rc = bad(comm, h->name, "a request with this name is already pending on this rank; "
                          "wait for it before submitting the name again", NULL);
     hv__handle_free(h);
     return rc;
   }
-  if (hv__map_put(&comm->names_in_flight, h->name, h)) {
+  if (hv__map_put_hashed(&comm->names_in_flight, h->name, h->name_hash, h)) {
     pthread_mutex_unlock(&comm->mutex);
     hv__handle_free(h);
     return hv__set_error(comm, HV_ERR_NO_MEMORY, "out of memory queueing a request");

@@ -361,13 +361,13 @@ static int pending_add(hv_comm_t *comm, struct hv_handle *h) {
     comm->pending_list = list;
     comm->pending_cap = cap;
   }
-  if (hv__map_put(&comm->pending, h->name, h)) return -1;
+  if (hv__map_put_hashed(&comm->pending, h->name, h->name_hash, h)) return -1;
   comm->pending_list[comm->pending_count++] = h;
   return 0;
 }
 
 void hv__pending_remove(hv_comm_t *comm, struct hv_handle *h) {
-  hv__map_remove(&comm->pending, h->name);
+  hv__map_remove_hashed(&comm->pending, h->name, h->name_hash);
   for (size_t i = 0; i < comm->pending_count; i++)
     if (comm->pending_list[i] == h) {
       memmove(&comm->pending_list[i], &comm->pending_list[i + 1],
@@ -432,7 +432,7 @@ static unsigned build_vector(hv_comm_t *comm, bytes_t *misses, int want_shutdown
   for (size_t i = 0; i < comm->pending_count; i++) {
     struct hv_handle *h = comm->pending_list[i];
     if (!h->reported_full) {
-      int bit = hv__cache_lookup(&comm->cache, h->name, &h->meta);
+      int bit = hv__cache_lookup(&comm->cache, h->name, h->name_hash, &h->meta);
       h->cache_bit = bit;
       if (bit >= 0) {
         comm->vec[bit / 64] |= 1ull << (bit % 64);

@@ -8,7 +8,7 @@
 
 /* comm->mutex held. */
 static void mark_done(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, char *error_detail) {
-  hv__map_remove(&comm->names_in_flight, h->name);
+  hv__map_remove_hashed(&comm->names_in_flight, h->name, h->name_hash);
   h->result = result;
   h->error = error_detail;
   atomic_store_explicit(&h->done, 1, memory_order_release);

@@ -6,10 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Eight bytes per step (multiply and fold), not FNV's one: tensor names are long
+ * ("hvbench/allreduce/float/sum/4096/in-place/17", "model/block3/conv2/weight") and
+ * a fused step hashes each of hundreds of them. */
 uint64_t hv__hash_string(const char *s) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
+  size_t n = strlen(s);
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+  for (; n >= 8; n -= 8, s += 8) {
+    memcpy(&w, s, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  w = 0;
+  memcpy(&w, s, n);
+  h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 29);
 }
 
 static size_t find_slot(const hv__map_t *map, const char *key, uint64_t hash) {
@@ -20,11 +31,13 @@ static size_t find_slot(const hv__map_t *map, const char *key, uint64_t hash) {
   return i;
 }
 
-void *hv__map_get(const hv__map_t *map, const char *key) {
+void *hv__map_get_hashed(const hv__map_t *map, const char *key, uint64_t hash) {
   if (map->capacity == 0) return NULL;
-  size_t i = find_slot(map, key, hv__hash_string(key));
+  size_t i = find_slot(map, key, hash);
   return map->slots[i].key ? map->slots[i].value : NULL;
 }
+
+void *hv__map_get(const hv__map_t *map, const char *key) { return hv__map_get_hashed(map, key, hv__hash_string(key)); }
 
 static int grow(hv__map_t *map) {
   size_t cap = map->capacity ? map->capacity * 2 : 64;
@@ -43,8 +56,11 @@ static int grow(hv__map_t *map) {
 }
 
 int hv__map_put(hv__map_t *map, const char *key, void *value) {
+  return hv__map_put_hashed(map, key, hv__hash_string(key), value);
+}
+
+int hv__map_put_hashed(hv__map_t *map, const char *key, uint64_t hash, void *value) {
   if ((map->count + 1) * 4 > map->capacity * 3 && grow(map)) return -1;
-  uint64_t hash = hv__hash_string(key);
   size_t i = find_slot(map, key, hash);
   if (!map->slots[i].key) map->count++;
   map->slots[i].key = key;
@@ -53,10 +69,12 @@ int hv__map_put(hv__map_t *map, const char *key, void *value) {
   return 0;
 }
 
-void *hv__map_remove(hv__map_t *map, const char *key) {
+void *hv__map_remove(hv__map_t *map, const char *key) { return hv__map_remove_hashed(map, key, hv__hash_string(key)); }
+
+void *hv__map_remove_hashed(hv__map_t *map, const char *key, uint64_t hash) {
   if (map->capacity == 0) return NULL;
   size_t mask = map->capacity - 1;
-  size_t i = find_slot(map, key, hv__hash_string(key));
+  size_t i = find_slot(map, key, hash);
   if (!map->slots[i].key) return NULL;
   void *value = map->slots[i].value;
   /* Backward-shift: move later members of the cluster into the hole when their home

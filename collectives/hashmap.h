@@ -25,6 +25,11 @@ void *hv__map_get(const hv__map_t *map, const char *key);
 int hv__map_put(hv__map_t *map, const char *key, void *value);
 /* Removes key; returns its value or NULL. */
 void *hv__map_remove(hv__map_t *map, const char *key);
+/* The same with the key's hash (hv__hash_string) already computed: a tensor's name is
+ * hashed once, when it is submitted, for all the maps it goes through. */
+void *hv__map_get_hashed(const hv__map_t *map, const char *key, uint64_t hash);
+int hv__map_put_hashed(hv__map_t *map, const char *key, uint64_t hash, void *value);
+void *hv__map_remove_hashed(hv__map_t *map, const char *key, uint64_t hash);
 void hv__map_free(hv__map_t *map);
 
 #endif

@@ -49,6 +49,7 @@ typedef struct hv__meta {
 struct hv_handle {
   hv_comm_t *comm;
   char *name;
+  uint64_t name_hash; /* hv__hash_string(name), computed once at submission */
   hv__meta_t meta;
   const void *sendbuf;
   void *recvbuf;

@@ -33,8 +33,9 @@ int hv__cache_find(const hv__cache_t *cache, const char *name) {
   return e ? (int)(e - cache->entries) : -1;
 }
 
-int hv__cache_lookup(const hv__cache_t *cache, const char *name, const hv__meta_t *meta) {
-  int bit = hv__cache_find(cache, name);
+int hv__cache_lookup(const hv__cache_t *cache, const char *name, uint64_t name_hash, const hv__meta_t *meta) {
+  hv__cache_entry_t *e = hv__map_get_hashed(&cache->by_name, name, name_hash);
+  int bit = e ? (int)(e - cache->entries) : -1;
   if (bit < 0 || memcmp(cache->entries[bit].meta, meta, sizeof *meta) != 0) return -1;
   return bit;
 }

@@ -30,7 +30,7 @@ typedef struct hv__cache {
 int hv__cache_init(hv__cache_t *cache, size_t capacity, int nranks);
 void hv__cache_free(hv__cache_t *cache);
 /* The bit of name when cached with exactly this metadata, else -1. */
-int hv__cache_lookup(const hv__cache_t *cache, const char *name, const struct hv__meta *meta);
+int hv__cache_lookup(const hv__cache_t *cache, const char *name, uint64_t name_hash, const struct hv__meta *meta);
 /* The bit of name whatever its metadata, else -1. */
 int hv__cache_find(const hv__cache_t *cache, const char *name);
 /* Inserts (lowest free bit); returns the bit, or -1 when full (the name then keeps

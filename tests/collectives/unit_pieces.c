@@ -52,10 +52,10 @@ static void test_cache(void) {
   CHECK(hv__cache_insert(&cache, "a", &m, NULL) == 0, "first bit is 0");
   CHECK(hv__cache_insert(&cache, "b", &m, NULL) == 1, "second bit is 1");
   CHECK(hv__cache_insert(&cache, "a", &m, NULL) == -1, "no double insert");
-  CHECK(hv__cache_lookup(&cache, "a", &m) == 0, "lookup a");
+  CHECK(hv__cache_lookup(&cache, "a", hv__hash_string("a"), &m) == 0, "lookup a");
   hv__meta_t other = m;
   other.count = 11;
-  CHECK(hv__cache_lookup(&cache, "a", &other) == -1, "metadata must match");
+  CHECK(hv__cache_lookup(&cache, "a", hv__hash_string("a"), &other) == -1, "metadata must match");
   CHECK(hv__cache_find(&cache, "a") == 0, "find ignores metadata");
   hv__cache_evict(&cache, 0);
   CHECK(hv__cache_find(&cache, "a") == -1, "evicted");
