@@ -2,8 +2,10 @@
  * shared-memory slots (shm_region.h) and its cross-node phase pipelined behind them.
  *
  * The buffer goes in pieces of a third of a slot. For piece k, with l ranks per node:
- *   1. every rank copies piece k into stage k mod 3 of its own slot;
- *   2. barrier; rank i reduces segment i of the piece over all slots into its slot;
+ *   1. every rank copies the segments of piece k that the others reduce into stage
+ *      k mod 3 of its own slot;
+ *   2. barrier; rank i reduces segment i of the piece, its own data with every other
+ *      slot's, into its slot (hv__shm_reduce_segment: one pass, blocked for L1);
  *   3. rank i waits for the cross-node allreduce of piece k-1 and starts that of its
  *      segment of piece k (a non-blocking ring, ring_nb.c, among the ranks of local
  *      rank i on every node);
@@ -42,16 +44,7 @@ static hv_result_t copy_poking(char *dst, const char *src, size_t bytes, hv__rin
   return HV_SUCCESS;
 }
 
-static hv_result_t reduce_poking(char *dst, const char *src, size_t count, hv_dtype_t dtype,
-                                 hv_op_t op, hv__ring_nb_t *nb) {
-  size_t es = hv_dtype_size(dtype), step = POKE_BYTES / es;
-  for (size_t done = 0; done < count; done += step) {
-    size_t n = count - done < step ? count - done : step;
-    hv__reduce(dst + done * es, src + done * es, n, dtype, op);
-    HV_CHECK(poke(nb));
-  }
-  return HV_SUCCESS;
-}
+static hv_result_t poke_arg(void *nb) { return poke(nb); }
 
 /* Copies the reduced segments of piece j (n elements, in stage at) out of every slot. */
 static hv_result_t copy_out(hv__shm_t *shm, char *dst, size_t n, size_t at, size_t es,
@@ -85,13 +78,18 @@ hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count,
   for (size_t k = 0; k < pieces; k++) {
     const size_t n = count - k * piece < piece ? count - k * piece : piece;
     const size_t at = (k % STAGES) * stage_bytes;
-    HV_CHECK(copy_poking(hv__shm_slot(shm, me) + at, data + k * piece * es, n * es, flying));
-    HV_CHECK(hv__shm_barrier(shm, comm));
+    char *piece_data = data + k * piece * es;
     size_t a, len;
+    for (int q = 0; q < l; q++) { /* the segments the other local ranks reduce */
+      hv__shm_segment(shm, n, q, &a, &len);
+      if (q != me) HV_CHECK(copy_poking(hv__shm_slot(shm, me) + at + a * es, piece_data + a * es, len * es, flying));
+    }
+    HV_CHECK(hv__shm_barrier(shm, comm));
     hv__shm_segment(shm, n, me, &a, &len);
     char *mine = hv__shm_slot(shm, me) + at + a * es;
-    for (int q = 0; q < l; q++)
-      if (q != me) HV_CHECK(reduce_poking(mine, hv__shm_slot(shm, q) + at + a * es, len, dtype, op, flying));
+    const hv__shm_poke_t poking = {poke_arg, flying, POKE_BYTES};
+    HV_CHECK(hv__shm_reduce_segment(shm, mine, piece_data + a * es, NULL, at + a * es, len, dtype, op,
+                                    flying ? &poking : NULL));
     if (flying) HV_CHECK(hv__ring_nb_finish(flying));
     HV_CHECK(hv__ring_nb_start(&ring, ctx->cross, mine, len, dtype, op));
     if (k > 0) {

@@ -68,9 +68,7 @@ static hv_result_t shm_run(hv__algo_ctx_t *ctx, char *buf, size_t count, hv_dtyp
     }
     HV_CHECK(hv__shm_barrier(shm, comm));
     hv__shm_segment(shm, n, me, &a, &len);
-    for (int q = 0; q < l; q++)
-      if (q != me) hv__reduce(src + a * es, hv__shm_slot(shm, q) + a * es, len, dtype, op);
-    memcpy(mine + a * es, src + a * es, len * es);
+    HV_CHECK(hv__shm_reduce_segment(shm, src + a * es, src + a * es, mine + a * es, a * es, len, dtype, op, NULL));
     HV_CHECK(hv__shm_barrier(shm, comm));
     for (int q = 0; q < l; q++) {
       hv__shm_segment(shm, n, q, &qa, &qlen);

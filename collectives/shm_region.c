@@ -6,6 +6,9 @@
  * until each process unmaps it or exits, the name does not. */
 #include "shm_region.h"
 
+#include "hv_internal.h"
+#include "reduce.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -33,6 +36,30 @@ void hv__shm_segment(const hv__shm_t *shm, size_t n, int q, size_t *start, size_
 }
 
 size_t hv__shm_half_bytes(const hv__shm_t *shm) { return (shm->slot_bytes / 2) & ~(size_t)63; }
+
+/* Small enough that a block of dst stays in L1 between the copy (or the previous
+ * reduction) that writes it and the reduction that reads it back. */
+#define REDUCE_BLOCK_BYTES ((size_t)16 << 10)
+
+hv_result_t hv__shm_reduce_segment(const hv__shm_t *shm, char *dst, const char *own, char *publish,
+                                   size_t slot_offset, size_t count, hv_dtype_t dtype, hv_op_t op,
+                                   const hv__shm_poke_t *poke) {
+  const size_t es = hv_dtype_size(dtype), block = REDUCE_BLOCK_BYTES / es;
+  size_t since_poke = 0;
+  for (size_t done = 0; done < count; done += block) {
+    const size_t n = count - done < block ? count - done : block, at = done * es;
+    if (dst != own) memcpy(dst + at, own + at, n * es);
+    for (int q = 0; q < shm->local_size; q++)
+      if (q != shm->local_rank) hv__reduce(dst + at, hv__shm_slot(shm, q) + slot_offset + at, n, dtype, op);
+    if (publish) memcpy(publish + at, dst + at, n * es);
+    since_poke += n * es;
+    if (poke && since_poke >= poke->every_bytes) {
+      since_poke = 0;
+      HV_CHECK(poke->fn(poke->arg));
+    }
+  }
+  return HV_SUCCESS;
+}
 
 hv_result_t hv__shm_create(hv__shm_t *shm, hv_comm_t *comm, MPI_Comm local, size_t slot_bytes) {
   memset(shm, 0, sizeof *shm);

@@ -49,6 +49,21 @@ size_t hv__shm_half_bytes(const hv__shm_t *shm);
 /* Waits until every local rank arrived; HV_ERR_TIMEOUT after the communicator's
  * HV_TIMEOUT (a local peer died or stopped). */
 hv_result_t hv__shm_barrier(hv__shm_t *shm, struct hv_comm *comm);
+/* Something to call every every_bytes of a long local phase (the hierarchical
+ * allreduce advances its cross-node transfer there). */
+typedef struct hv__shm_poke {
+  hv_result_t (*fn)(void *arg);
+  void *arg;
+  size_t every_bytes;
+} hv__shm_poke_t;
+/* This rank's segment of a piece: dst = own op (the same segment of every other local
+ * rank's slot, at slot_offset), in local-rank order, and the result also copied to
+ * publish when not NULL. dst may be own (in place). Works in blocks small enough for
+ * L1, so dst is written once and each block is read back from the cache, not from
+ * memory. poke may be NULL. */
+hv_result_t hv__shm_reduce_segment(const hv__shm_t *shm, char *dst, const char *own, char *publish,
+                                   size_t slot_offset, size_t count, hv_dtype_t dtype, hv_op_t op,
+                                   const hv__shm_poke_t *poke);
 /* Before writing whole slots: a barrier if a peer may still be reading them. */
 hv_result_t hv__shm_settle(hv__shm_t *shm, struct hv_comm *comm);
 
