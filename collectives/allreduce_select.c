@@ -4,9 +4,11 @@
  * see the README):
  *   one node with shared memory, any size      -> shm: small buffers with one barrier,
  *                                                large ones copied in and out once
- *                                                (2 ranks, --no-engine: 0.8x MPI at
- *                                                4 KiB, 2.3x at 16 KiB, where recursive
- *                                                doubling over MPI gets 0.34x and 1.3x)
+ *                                                (2 ranks, --no-engine, medians of 3:
+ *                                                1.09x MPI at 4 KiB, 1.1-2.6x up to
+ *                                                16 MiB, 4.2-4.4x at 64-256 MiB; the
+ *                                                ring over MPI 0.8-1.2x up to 16 MiB,
+ *                                                recursive doubling 0.30x at 4 KiB)
  *   size <= HV_SMALL_ALLREDUCE_BYTES (64 KiB)  -> recursive doubling: log2(p) latency
  *                                                steps beat the ring's 2(p-1)
  *   larger, job on several nodes with several  -> hierarchical: only one reduced copy
