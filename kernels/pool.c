@@ -8,60 +8,67 @@ int pool_shape_init(pool_shape_t *s) {
   return 0;
 }
 
-/* The 2x2 / stride 2 window of every CNN here, as selects instead of branches (the
- * maximum's position is data-dependent and mispredicts). Same tie and NaN rules. */
-static void maxpool2_forward(const pool_shape_t *s, const real_t *x, real_t *y, int32_t *argmax) {
-  const size_t planes = (size_t)s->n * s->c, in = (size_t)s->h * s->w, out = (size_t)s->ho * s->wo;
-  const int W = s->w;
-#pragma omp parallel for schedule(static) if (planes * in > 32768)
-  for (size_t p = 0; p < planes; p++) {
-    const real_t *xp = x + p * in;
-    real_t *yp = y + p * out;
-    int32_t *ap = argmax + p * out;
-    for (int oy = 0; oy < s->ho; oy++) {
-      for (int ox = 0; ox < s->wo; ox++) {
-        const int i0 = 2 * oy * W + 2 * ox;
-        const real_t v0 = xp[i0], v1 = xp[i0 + 1], v2 = xp[i0 + W], v3 = xp[i0 + W + 1];
-        /* take: strictly greater, or a NaN replacing a number (NaN propagates). */
-        int t = (v1 > v0) | ((v1 != v1) & (v0 == v0));
-        real_t m = t ? v1 : v0;
-        int32_t a = t ? i0 + 1 : i0;
-        t = (v2 > m) | ((v2 != v2) & (m == m));
-        m = t ? v2 : m;
-        a = t ? i0 + W : a;
-        t = (v3 > m) | ((v3 != v3) & (m == m));
-        m = t ? v3 : m;
-        a = t ? i0 + W + 1 : a;
-        yp[oy * s->wo + ox] = m;
-        ap[oy * s->wo + ox] = a;
+/* One (n, c) plane, any window: the reference rules. The first maximum wins a tie,
+ * and NaN propagates as in PyTorch: a NaN wins over any number. */
+static void maxpool_plane(const pool_shape_t *s, const real_t *xp, real_t *yp, int32_t *ap) {
+  for (int oy = 0; oy < s->ho; oy++) {
+    for (int ox = 0; ox < s->wo; ox++) {
+      int y0 = oy * s->stride, x0 = ox * s->stride, best = y0 * s->w + x0;
+      real_t m = xp[best];
+      for (int i = 0; i < s->k; i++) {
+        for (int j = 0; j < s->k; j++) {
+          int off = (y0 + i) * s->w + x0 + j;
+          if (xp[off] > m || (xp[off] != xp[off] && m == m)) m = xp[off], best = off;
+        }
       }
+      yp[oy * s->wo + ox] = m;
+      ap[oy * s->wo + ox] = best;
     }
   }
 }
 
-void maxpool_forward(const pool_shape_t *s, const real_t *x, real_t *y, int32_t *argmax) {
-  if (s->k == 2 && s->stride == 2) {
-    maxpool2_forward(s, x, y, argmax);
-    return;
-  }
-  const size_t planes = (size_t)s->n * s->c, in = (size_t)s->h * s->w, out = (size_t)s->ho * s->wo;
-  for (size_t p = 0; p < planes; p++) {
-    const real_t *xp = x + p * in;
-    for (int oy = 0; oy < s->ho; oy++) {
-      for (int ox = 0; ox < s->wo; ox++) {
-        int y0 = oy * s->stride, x0 = ox * s->stride, best = y0 * s->w + x0;
-        real_t m = xp[best];
-        for (int i = 0; i < s->k; i++) {
-          for (int j = 0; j < s->k; j++) {
-            int off = (y0 + i) * s->w + x0 + j;
-            /* NaN propagates as in PyTorch: a NaN wins over any number. */
-            if (xp[off] > m || (xp[off] != xp[off] && m == m)) m = xp[off], best = off;
-          }
-        }
-        y[p * out + (size_t)oy * s->wo + ox] = m;
-        argmax[p * out + (size_t)oy * s->wo + ox] = best;
-      }
+/* The 2x2 / stride 2 window of every CNN here, one output row at a time in a loop the
+ * compiler vectorises (selects, no branches: the maximum's position is
+ * data-dependent and a branch mispredicts; measured 3.95 ms for the ConvNet's first
+ * pool at batch 100, 18% of a training step). Without NaNs, "strictly greater"
+ * selects give the same values and positions as the reference; a plane that holds a
+ * NaN (returns 1) is redone by maxpool_plane. */
+static int maxpool2_plane(const pool_shape_t *s, const real_t *restrict xp, real_t *restrict yp,
+                          int32_t *restrict ap) {
+  const int W = s->w, wo = s->wo;
+  int nan = 0;
+  for (int oy = 0; oy < s->ho; oy++) {
+    const real_t *restrict r0 = xp + (size_t)2 * oy * W, *restrict r1 = r0 + W;
+    real_t *restrict yr = yp + (size_t)oy * wo;
+    int32_t *restrict ar = ap + (size_t)oy * wo;
+    const int32_t base = 2 * oy * W;
+#pragma omp simd reduction(| : nan)
+    for (int ox = 0; ox < wo; ox++) {
+      const real_t v0 = r0[2 * ox], v1 = r0[2 * ox + 1], v2 = r1[2 * ox], v3 = r1[2 * ox + 1];
+      nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);
+      const int32_t i0 = base + 2 * ox;
+      real_t m = v0;
+      int32_t a = i0;
+      a = v1 > m ? i0 + 1 : a;
+      m = v1 > m ? v1 : m;
+      a = v2 > m ? i0 + W : a;
+      m = v2 > m ? v2 : m;
+      a = v3 > m ? i0 + W + 1 : a;
+      m = v3 > m ? v3 : m;
+      yr[ox] = m;
+      ar[ox] = a;
     }
+  }
+  return nan;
+}
+
+void maxpool_forward(const pool_shape_t *s, const real_t *x, real_t *y, int32_t *argmax) {
+  const size_t planes = (size_t)s->n * s->c, in = (size_t)s->h * s->w, out = (size_t)s->ho * s->wo;
+  const int two = s->k == 2 && s->stride == 2;
+#pragma omp parallel for schedule(static) if (planes * in > 32768)
+  for (size_t p = 0; p < planes; p++) {
+    if (!two || maxpool2_plane(s, x + p * in, y + p * out, argmax + p * out))
+      maxpool_plane(s, x + p * in, y + p * out, argmax + p * out);
   }
 }
 

@@ -3,6 +3,7 @@
  * output has per-channel mean 0 and biased variance 1/(1+eps/var); evaluation uses the
  * running statistics; pooling matches hand-worked values (ties go to the first
  * maximum); softmax cross-entropy matches log-sum-exp in double (float64 build). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -52,6 +53,39 @@ static void test_pool(void) {
   double g[2];
   global_avgpool_forward(1, 2, 8, x, g);
   CHECK_NEAR(g[1], (8 + 9 + 10 + 11 + 12 + 13 + 14 + 15) / 8.0, 1e-15);
+  /* A NaN wins its window, and only its window, as in PyTorch. */
+  x[6] = NAN;
+  maxpool_forward(&s, x, y, am);
+  CHECK(y[0] == 5 && isnan(y[1]) && am[1] == 6 && y[2] == 13 && am[2] == 13 && y[3] == 15);
+}
+
+/* The vectorised 2x2 path against a plain reference on planes full of ties (values
+ * 0..2), odd sizes (a row and a column left over): values and positions exact. */
+static void test_pool_ties(void) {
+  enum { N = 2, C = 3, H = 7, W = 9 };
+  static double x[N * C * H * W], y[N * C * 3 * 4];
+  static int32_t am[N * C * 3 * 4];
+  unsigned seed = 12345;
+  for (int i = 0; i < N * C * H * W; i++) {
+    seed = seed * 1103515245u + 12345u;
+    x[i] = (double)((seed >> 16) % 3);
+  }
+  pool_shape_t s = {.n = N, .c = C, .h = H, .w = W, .k = 2, .stride = 2};
+  CHECK(pool_shape_init(&s) == 0 && s.ho == 3 && s.wo == 4);
+  maxpool_forward(&s, x, y, am);
+  int wrong = 0;
+  for (int p = 0; p < N * C; p++)
+    for (int oy = 0; oy < 3; oy++)
+      for (int ox = 0; ox < 4; ox++) {
+        const double *xp = x + p * H * W;
+        int best = 2 * oy * W + 2 * ox;
+        const int cand[3] = {best + 1, best + W, best + W + 1};
+        for (int k = 0; k < 3; k++)
+          if (xp[cand[k]] > xp[best]) best = cand[k];
+        const int o = p * 12 + oy * 4 + ox;
+        wrong += y[o] != xp[best] || am[o] != best;
+      }
+  CHECK(wrong == 0);
 }
 
 static void test_xent(void) {
@@ -71,6 +105,7 @@ static void test_xent(void) {
 int main(void) {
   test_bn();
   test_pool();
+  test_pool_ties();
   test_xent();
   CHECK_RETURN();
 }
