@@ -42,7 +42,6 @@ static int maxpool2_plane(const pool_shape_t *s, const real_t *restrict xp, real
     real_t *restrict yr = yp + (size_t)oy * wo;
     int32_t *restrict ar = ap + (size_t)oy * wo;
     const int32_t base = 2 * oy * W;
-#pragma omp simd reduction(| : nan)
     for (int ox = 0; ox < wo; ox++) {
       const real_t v0 = r0[2 * ox], v1 = r0[2 * ox + 1], v2 = r1[2 * ox], v3 = r1[2 * ox + 1];
       nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);
