@@ -29,8 +29,9 @@
 enum { STAGES = 3 };
 #define POKE_BYTES ((size_t)256 << 10)
 
-/* Lets the in-flight cross-node allreduce advance (NULL: none in flight). */
-static hv_result_t poke(hv__ring_nb_t *nb) {
+/* Lets the in-flight cross-node allreduce (a hv__ring_nb_t) advance (NULL: none in
+ * flight). */
+static hv_result_t poke(void *nb) {
   int done;
   return nb ? hv__ring_nb_progress(nb, &done) : HV_SUCCESS;
 }
@@ -43,8 +44,6 @@ static hv_result_t copy_poking(char *dst, const char *src, size_t bytes, hv__rin
   }
   return HV_SUCCESS;
 }
-
-static hv_result_t poke_arg(void *nb) { return poke(nb); }
 
 /* Copies the reduced segments of piece j (n elements, in stage at) out of every slot. */
 static hv_result_t copy_out(hv__shm_t *shm, char *dst, size_t n, size_t at, size_t es,
@@ -87,7 +86,7 @@ hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count,
     HV_CHECK(hv__shm_barrier(shm, comm));
     hv__shm_segment(shm, n, me, &a, &len);
     char *mine = hv__shm_slot(shm, me) + at + a * es;
-    const hv__shm_poke_t poking = {poke_arg, flying, POKE_BYTES};
+    const hv__shm_poke_t poking = {poke, flying, POKE_BYTES};
     HV_CHECK(hv__shm_reduce_segment(shm, mine, piece_data + a * es, NULL, at + a * es, len, dtype, op,
                                     flying ? &poking : NULL));
     if (flying) HV_CHECK(hv__ring_nb_finish(flying));

@@ -253,6 +253,25 @@ static int notice_arrived(hv_comm_t *comm, int *kind, int *subject, int *origin)
   return 1;
 }
 
+/* The error of a fault that explains a wait, or HV_SUCCESS: another rank's notice
+ * (the first error wins; the engine thread only), or a watched peer whose process is
+ * gone. */
+static hv_result_t fault_found(hv_comm_t *comm, int engine, const char *what) {
+  int kind, subject, origin;
+  if (engine && notice_arrived(comm, &kind, &subject, &origin))
+    return fault_error(comm, engine, kind, subject, origin, what);
+  for (int q = 0; q < comm->size; q++)
+    if (peer_gone(comm->fault, q)) {
+      /* A peer that stopped on a fault exits only after its notice went out: that
+       * notice, the first error, may still be on its way through MPI (a rank resumed
+       * from SIGSTOP has not progressed for a while). Give it a few polls. */
+      for (int i = 0; engine && i < 20; i++, usleep(500))
+        if (notice_arrived(comm, &kind, &subject, &origin)) return fault_error(comm, engine, kind, subject, origin, what);
+      return fault_error(comm, engine, NOTICE_LOST, q, comm->rank, what);
+    }
+  return HV_SUCCESS;
+}
+
 /* How long a rank whose MPI call failed listens for the notice that explains it. */
 #define EXPLAIN_WAIT_US 500000.0
 
@@ -266,11 +285,9 @@ hv_result_t hv__fault_explain(hv_comm_t *comm, hv_result_t failure) {
    * "internal error" from a writev that got EPIPE. */
   char what[600];
   snprintf(what, sizeof what, "an MPI call, which failed (%s)", hv_comm_last_error(comm));
-  int kind, subject, origin;
   for (double start = hv__now_us(); hv__now_us() - start < EXPLAIN_WAIT_US; usleep(1000)) {
-    if (notice_arrived(comm, &kind, &subject, &origin)) return fault_error(comm, 1, kind, subject, origin, what);
-    for (int q = 0; q < comm->size; q++)
-      if (peer_gone(f, q)) return fault_error(comm, 1, NOTICE_LOST, q, comm->rank, what);
+    hv_result_t found = fault_found(comm, 1, what);
+    if (found != HV_SUCCESS) return found;
   }
   return failure;
 }
@@ -326,18 +343,7 @@ hv_result_t hv__fault_poll(hv_comm_t *comm, hv__wait_watch_t *ww, double waited_
   /* Only the engine thread tests the notice request and reads the pending tables; a
    * user thread (hvbench's direct algorithm calls) still sees lost peers. */
   int engine = hv__engine_thread_comm == comm;
-  int kind, subject, origin;
-  if (engine && notice_arrived(comm, &kind, &subject, &origin))
-    return fault_error(comm, engine, kind, subject, origin, what);
-  for (int q = 0; q < comm->size; q++)
-    if (peer_gone(f, q)) {
-      /* A peer that stopped on a fault exits only after its notice went out: that
-       * notice, the first error, may still be on its way through MPI (a rank resumed
-       * from SIGSTOP has not progressed for a while). Give it a few polls. */
-      for (int i = 0; engine && i < 20; i++, usleep(500))
-        if (notice_arrived(comm, &kind, &subject, &origin)) return fault_error(comm, engine, kind, subject, origin, what);
-      return fault_error(comm, engine, NOTICE_LOST, q, comm->rank, what);
-    }
+  HV_CHECK(fault_found(comm, engine, what));
 
   double check = comm->config.stall_check_s * 1e6, shut = comm->config.stall_shutdown_s * 1e6;
   if (!engine || (check <= 0 && shut <= 0)) return HV_SUCCESS;

@@ -28,14 +28,17 @@ void hv__cache_free(hv__cache_t *cache) {
   memset(cache, 0, sizeof *cache);
 }
 
-int hv__cache_find(const hv__cache_t *cache, const char *name) {
-  hv__cache_entry_t *e = hv__map_get(&cache->by_name, name);
+static int find_hashed(const hv__cache_t *cache, const char *name, uint64_t name_hash) {
+  hv__cache_entry_t *e = hv__map_get_hashed(&cache->by_name, name, name_hash);
   return e ? (int)(e - cache->entries) : -1;
 }
 
+int hv__cache_find(const hv__cache_t *cache, const char *name) {
+  return find_hashed(cache, name, hv__hash_string(name));
+}
+
 int hv__cache_lookup(const hv__cache_t *cache, const char *name, uint64_t name_hash, const hv__meta_t *meta) {
-  hv__cache_entry_t *e = hv__map_get_hashed(&cache->by_name, name, name_hash);
-  int bit = e ? (int)(e - cache->entries) : -1;
+  int bit = find_hashed(cache, name, name_hash);
   if (bit < 0 || memcmp(cache->entries[bit].meta, meta, sizeof *meta) != 0) return -1;
   return bit;
 }

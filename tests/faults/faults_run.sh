@@ -51,12 +51,15 @@ echo "# $mode rank $victim (pid $vpid, host $vhost) under $label: launcher exit 
 grep -E '^\[hv rank [0-9]+\] (error|warning)' "$out" | sort -t' ' -k3n -s | sed 's/^/    /'
 survivors=$(seq 0 $((n - 1)) | grep -vx "$victim")
 missing=
+# The survivors without the line "[hv rank R] error: ERE" in the output.
+survivors_without() {
+  local r m=
+  for r in $survivors; do grep -Eq "^\[hv rank $r\] error: $1" "$out" || m="$m $r"; done
+  printf '%s' "$m"
+}
 case $mode in
   kill)
-    for r in $survivors; do
-      grep -Eq "^\[hv rank $r\] error: the engine stopped: rank $victim on host $vhost \(pid $vpid\) is gone: .*; pending tensors \([1-9][0-9]*\): 'grad/layer" "$out" ||
-        missing="$missing $r"
-    done
+    missing=$(survivors_without "the engine stopped: rank $victim on host $vhost \(pid $vpid\) is gone: .*; pending tensors \([1-9][0-9]*\): 'grad/layer")
     [ -z "$missing" ] && lib_ok "kill -9 rank $victim under $label: every other rank named rank $victim, host $vhost, pid $vpid and its pending tensors" ||
       { lib_bad "kill -9 rank $victim under $label: ranks$missing did not name it"; show; }
     bound=${HV_TIMEOUT:-60}
@@ -92,10 +95,7 @@ case $mode in
   bad-input)
     msg="rank $victim, tensor 'grad/layer2': HV_AVERAGE needs a float dtype"
     grep -Eq "^FAILED rank=$victim .*: $msg" "$out" || missing=" $victim"
-    for r in $survivors; do
-      grep -Eq "^\[hv rank $r\] error: rank $victim on host $vhost shut down the communicator after its error: $msg.*; pending tensors \([1-9]" "$out" ||
-        missing="$missing $r"
-    done
+    missing="$missing$(survivors_without "rank $victim on host $vhost shut down the communicator after its error: $msg.*; pending tensors \([1-9]")"
     [ -z "$missing" ] && lib_ok "bad input on rank $victim under $label: it reports its error, every other rank reports that same error naming rank $victim" ||
       { lib_bad "bad input on rank $victim under $label: ranks$missing did not report rank $victim's error"; show; }
     ;;

@@ -40,6 +40,16 @@ static void seed(const char *target, const char *name, const uint8_t *prefix, si
 
 /* An argv seed: the arguments joined with NUL bytes, after a first byte when
  * first >= 0 (hvbench's rank count). */
+/* A seed of a one-byte prefix (the target's flags) and the file a real writer made. */
+static void seed_file(const char *target, const char *name, const uint8_t *prefix, const char *path) {
+  uint8_t *data;
+  size_t size;
+  char err[512];
+  if (file_read_all(path, 1 << 20, &data, &size, err, sizeof err)) die(name, err);
+  seed(target, name, prefix, 1, data, size);
+  free(data);
+}
+
 static void seed_args(const char *target, const char *name, int first, const char *const *args) {
   uint8_t buf[1024];
   size_t n = 0;
@@ -172,11 +182,7 @@ static void checkpoint_seeds(void) {
     if (checkpoint_save(path, m, seeds[s].momentum ? &opt : NULL, &meta, err, sizeof err) ||
         checkpoint_load(path, back, &opt_back, &meta_back, err, sizeof err))
       die(seeds[s].name, err);
-    uint8_t *data;
-    size_t size;
-    if (file_read_all(path, 1 << 20, &data, &size, err, sizeof err)) die(seeds[s].name, err);
-    seed("checkpoint", seeds[s].name, &seeds[s].flags, 1, data, size);
-    free(data);
+    seed_file("checkpoint", seeds[s].name, &seeds[s].flags, path);
   }
   sgd_free(&opt);
   sgd_free(&opt_back);
@@ -202,11 +208,7 @@ static void csv_seeds(void) {
     if (cifar_report_write_csv(path, e, seeds[s].n, err, sizeof err) ||
         cifar_report_read_csv(path, back, seeds[s].cap, err, sizeof err) < 0)
       die(seeds[s].name, err);
-    uint8_t *data;
-    size_t size;
-    if (file_read_all(path, 1 << 20, &data, &size, err, sizeof err)) die(seeds[s].name, err);
-    seed("cifar_csv", seeds[s].name, &seeds[s].cap, 1, data, size);
-    free(data);
+    seed_file("cifar_csv", seeds[s].name, &seeds[s].cap, path);
   }
 }
 
