@@ -93,6 +93,22 @@ hv_result_t hv__allreduce_ring(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_
 hv_result_t hv__allreduce_rd(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_hier(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+/* A fused allreduce's tensors where the caller keeps them: piece i is elements
+ * [start, start + count) of the fused buffer, read from send and written to recv
+ * (send == recv in place). Pieces are in order and adjacent: start[i + 1] =
+ * start[i] + count[i]. */
+typedef struct hv__piece {
+  const char *send;
+  char *recv;
+  size_t start, count;
+} hv__piece_t;
+/* Whether hv__allreduce_shm_pieces can run on ctx: every rank on one node, with the
+ * node's shared memory. */
+int hv__allreduce_shm_usable(const hv__algo_ctx_t *ctx);
+/* The shared-memory allreduce straight from the pieces' send buffers into their
+ * receive buffers: the fusion buffer's packing and unpacking copies are not needed. */
+hv_result_t hv__allreduce_shm_pieces(hv__algo_ctx_t *ctx, const hv__piece_t *pieces, size_t npieces,
+                                     hv_dtype_t dtype, hv_op_t op);
 /* The hierarchical allreduce with its node phases in shared memory (ctx->shm). */
 hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_mpi(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);

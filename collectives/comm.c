@@ -34,6 +34,7 @@ static void comm_destroy(hv_comm_t *comm) {
   free(comm->misses.data);
   free(comm->response.data);
   free(comm->fusion_buf);
+  free(comm->pieces);
   hv__fault_free(comm);
   free(comm->hosts);
   /* After a fatal error (a peer stopped answering) MPI still holds unfinished

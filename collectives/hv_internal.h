@@ -133,6 +133,8 @@ struct hv_comm {
   hv__bytes_t response; /* the coordinator's responses, as received */
   void *fusion_buf; /* grow-only fusion buffer */
   size_t fusion_bytes;
+  struct hv__piece *pieces; /* a batch's tensors for hv__allreduce_shm_pieces (grow-only) */
+  size_t pieces_cap;
   struct hv__timeline *timeline;
   uint64_t round;
 };

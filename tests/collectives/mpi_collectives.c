@@ -206,9 +206,11 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &R);
   MPI_Comm_size(MPI_COMM_WORLD, &N);
-  /* Arguments: --large (add the 64 MiB case), --algos=a,b,... (default: all). */
+  /* Arguments: --large (add the 64 MiB case), --algos=a,b,... (default: all). An
+   * algorithm written name@SIZE runs with HV_SHM_SLOT_BYTES=SIZE: shm@4K makes fused
+   * batches span several slot-sized pieces, with tensors split across their edges. */
   int large = 0;
-  char algo_list[128] = "auto,ring,rd,mpi,hier,shm";
+  char algo_list[128] = "auto,ring,rd,mpi,hier,shm,shm@4K";
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--large") == 0) large = 1;
     else if (strncmp(argv[i], "--algos=", 8) == 0) snprintf(algo_list, sizeof algo_list, "%s", argv[i] + 8);
@@ -218,7 +220,12 @@ int main(int argc, char **argv) {
   int nalgos = 0;
   for (char *tok = strtok(algo_list, ","); tok && nalgos < 8; tok = strtok(NULL, ",")) algos[nalgos++] = tok;
   for (int a = 0; a < nalgos; a++) {
-    setenv("HV_ALLREDUCE_ALGO", algos[a], 1);
+    char algo[32];
+    snprintf(algo, sizeof algo, "%s", algos[a]);
+    char *slot = strchr(algo, '@');
+    if (slot) *slot++ = '\0', setenv("HV_SHM_SLOT_BYTES", slot, 1);
+    else unsetenv("HV_SHM_SLOT_BYTES");
+    setenv("HV_ALLREDUCE_ALGO", algo, 1);
     hv_comm_t *comm = NULL;
     hv_result_t rc = hv_init_from_mpi(MPI_COMM_WORLD, &comm);
     CHECK(rc == HV_SUCCESS, "hv_init_from_mpi: %s %s", hv_strerror(rc), hv_comm_last_error(NULL));
