@@ -57,7 +57,11 @@ static hv_result_t finish(struct hv_handle *h) {
 hv_result_t hv_wait(hv_handle_t h) {
   if (!h) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_wait: handle is NULL");
   hv_comm_t *comm = h->comm;
-  if (!atomic_load_explicit(&h->done, memory_order_acquire)) hv__inline_rounds(comm, h, 0);
+  /* Done already (the usual case in hv_wait_all over a fused batch): the completing
+   * thread stored done last and touches the handle no more, so neither the clock nor
+   * the mutex is needed. */
+  if (atomic_load_explicit(&h->done, memory_order_acquire)) return finish(h);
+  hv__inline_rounds(comm, h, 0);
   double start = hv__now_us();
   while (comm->spin_ok && !atomic_load_explicit(&h->done, memory_order_acquire) &&
          hv__now_us() - start < WAIT_SPIN_US)

@@ -2,6 +2,8 @@
 #ifndef HV_KERNELS_BATCHNORM_H
 #define HV_KERNELS_BATCHNORM_H
 
+#include <stddef.h>
+
 #include "real.h"
 
 /* Training: normalise with the batch statistics over (N, H, W); save mean and
@@ -26,5 +28,21 @@ void batchnorm_backward(int n, int c, int hw, int train, const real_t *x, const 
                         const real_t *gamma, const real_t *save_mean,
                         const real_t *save_invstd, real_t *dx /* or NULL */,
                         real_t *dgamma, real_t *dbeta);
+
+/* The same three on activations in the channel-blocked layout (layout_blocked.h; c a
+ * multiple of 16), with the same results bit for bit (batchnorm_blocked.c). scratch:
+ * batchnorm_blocked_scratch(n, c) doubles. */
+size_t batchnorm_blocked_scratch(int n, int c);
+void batchnorm_forward_train_blocked(int n, int c, int hw, const real_t *x, const real_t *gamma,
+                                     const real_t *beta, real_t eps, real_t momentum,
+                                     real_t *running_mean, real_t *running_var, real_t *save_mean,
+                                     real_t *save_invstd, real_t *y, double *scratch);
+void batchnorm_forward_eval_blocked(int n, int c, int hw, const real_t *x, const real_t *gamma,
+                                    const real_t *beta, real_t eps, const real_t *running_mean,
+                                    const real_t *running_var, real_t *save_mean, real_t *save_invstd,
+                                    real_t *y, double *scratch);
+void batchnorm_backward_blocked(int n, int c, int hw, int train, const real_t *x, const real_t *dy,
+                                const real_t *gamma, const real_t *save_mean, const real_t *save_invstd,
+                                real_t *dx, real_t *dgamma, real_t *dbeta, double *scratch);
 
 #endif /* HV_KERNELS_BATCHNORM_H */

@@ -2,7 +2,9 @@
  * oneDNN's C API. The primitives are created with format "any", so oneDNN chooses its
  * fast blocked layouts (nChw8c/16c, JIT kernels) instead of the plain NCHW/OIHW the
  * trainer keeps; tensors are reordered in and out around each call, as PyTorch does
- * for its CPU tensors. Gradients are computed into scratch and then added, because
+ * for its CPU tensors. A model that keeps its activations in the channel-blocked layout
+ * (layout_blocked.h, oneDNN's aBcd16b) says so at creation; then the input and output
+ * (and their gradients) need no reorder at all. Gradients are computed into scratch and then added, because
  * the trainer's contract is accumulation and oneDNN overwrites. */
 #include "conv2d_dnnl.h"
 
@@ -32,6 +34,7 @@ typedef struct tens {
 
 struct conv2d_dnnl {
   conv2d_shape_t shape;
+  int src_blocked, dst_blocked; /* the caller's layouts of x/dx and y/dy */
   int has_bias, built, failed;
   dnnl_primitive_t fwd, bwd_data, bwd_w;
   /* forward */
@@ -107,14 +110,19 @@ static void destroy_all(conv2d_dnnl_t *c) {
   free(c->dw_tmp);
   free(c->db_tmp);
   conv2d_shape_t keep = c->shape;
+  const int src_blocked = c->src_blocked, dst_blocked = c->dst_blocked;
   memset(c, 0, sizeof *c);
   c->shape = keep;
+  c->src_blocked = src_blocked;
+  c->dst_blocked = dst_blocked;
 }
 
-conv2d_dnnl_t *conv2d_dnnl_create(void) {
+conv2d_dnnl_t *conv2d_dnnl_create(int src_blocked, int dst_blocked) {
   pthread_once(&g_once, global_init);
   if (!g_ok) return NULL;
-  return calloc(1, sizeof(conv2d_dnnl_t));
+  conv2d_dnnl_t *c = calloc(1, sizeof(conv2d_dnnl_t));
+  if (c) c->src_blocked = src_blocked, c->dst_blocked = dst_blocked;
+  return c;
 }
 
 void conv2d_dnnl_free(conv2d_dnnl_t *c) {
@@ -142,9 +150,9 @@ static int build(conv2d_dnnl_t *c, const conv2d_shape_t *s, int has_bias) {
   dnnl_dims_t pad_r = {(s->ho - 1) * s->stride + s->kh - s->h - s->pad,
                        (s->wo - 1) * s->stride + s->kw - s->w - s->pad};
   dnnl_memory_desc_t u_src, u_w, u_dst, u_b, a_src, a_w, a_dst;
-  dnnl_memory_desc_init_by_tag(&u_src, 4, src_d, dnnl_f32, dnnl_nchw);
+  dnnl_memory_desc_init_by_tag(&u_src, 4, src_d, dnnl_f32, c->src_blocked ? dnnl_aBcd16b : dnnl_nchw);
   dnnl_memory_desc_init_by_tag(&u_w, 4, w_d, dnnl_f32, dnnl_oihw);
-  dnnl_memory_desc_init_by_tag(&u_dst, 4, dst_d, dnnl_f32, dnnl_nchw);
+  dnnl_memory_desc_init_by_tag(&u_dst, 4, dst_d, dnnl_f32, c->dst_blocked ? dnnl_aBcd16b : dnnl_nchw);
   dnnl_memory_desc_init_by_tag(&u_b, 1, b_d, dnnl_f32, dnnl_a);
   dnnl_memory_desc_init_by_tag(&a_src, 4, src_d, dnnl_f32, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&a_w, 4, w_d, dnnl_f32, dnnl_format_tag_any);

@@ -10,8 +10,9 @@
 typedef struct conv2d_dnnl conv2d_dnnl_t;
 
 /* A per-layer context: primitives for one shape, rebuilt when the shape (the batch)
- * changes. NULL when out of memory. */
-conv2d_dnnl_t *conv2d_dnnl_create(void);
+ * changes. NULL when out of memory. src_blocked / dst_blocked: x and dx / y and dy
+ * are in the channel-blocked layout (layout_blocked.h), else NCHW. */
+conv2d_dnnl_t *conv2d_dnnl_create(int src_blocked, int dst_blocked);
 void conv2d_dnnl_free(conv2d_dnnl_t *c);
 
 /* 0, or -1 when oneDNN refused (the caller falls back to im2col). */

@@ -1,6 +1,8 @@
 /* pool.c: pooling over (N, C, H, W) planes; each (n, c) plane is independent. */
 #include "pool.h"
 
+#include "layout_blocked.h"
+
 int pool_shape_init(pool_shape_t *s) {
   if (s->k < 1 || s->stride < 1 || s->k > s->h || s->k > s->w) return -1;
   s->ho = (s->h - s->k) / s->stride + 1;
@@ -123,4 +125,26 @@ void global_avgpool_backward(int n, int c, int hw, const real_t *dy, real_t *dx)
     real_t g = dy[p] / (real_t)hw;
     for (int j = 0; j < hw; j++) dx[p * hw + j] += g;
   }
+}
+
+void global_avgpool_forward_blocked(int n, int c, int hw, const real_t *x, real_t *y) {
+  for (int i = 0; i < n; i++)
+    for (int cb = 0; cb < c; cb += CHANNEL_BLOCK) {
+      double acc[CHANNEL_BLOCK] = {0};
+      const real_t *p = x + blocked_index(c, hw, i, cb, 0);
+      for (int j = 0; j < hw; j++)
+        for (int k = 0; k < CHANNEL_BLOCK; k++) acc[k] += p[(size_t)j * CHANNEL_BLOCK + k];
+      for (int k = 0; k < CHANNEL_BLOCK; k++) y[(size_t)i * c + cb + k] = (real_t)(acc[k] / hw);
+    }
+}
+
+void global_avgpool_backward_blocked(int n, int c, int hw, const real_t *dy, real_t *dx) {
+  for (int i = 0; i < n; i++)
+    for (int cb = 0; cb < c; cb += CHANNEL_BLOCK) {
+      real_t g[CHANNEL_BLOCK];
+      for (int k = 0; k < CHANNEL_BLOCK; k++) g[k] = dy[(size_t)i * c + cb + k] / (real_t)hw;
+      real_t *q = dx + blocked_index(c, hw, i, cb, 0);
+      for (int j = 0; j < hw; j++)
+        for (int k = 0; k < CHANNEL_BLOCK; k++) q[(size_t)j * CHANNEL_BLOCK + k] += g[k];
+    }
 }

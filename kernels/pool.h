@@ -27,5 +27,9 @@ void avgpool_backward(const pool_shape_t *s, const real_t *dy, real_t *dx /* acc
 /* Global average pooling: (N, C, HW) -> (N, C). */
 void global_avgpool_forward(int n, int c, int hw, const real_t *x, real_t *y);
 void global_avgpool_backward(int n, int c, int hw, const real_t *dy, real_t *dx);
+/* The same with x / dx in the channel-blocked layout (layout_blocked.h), summed in the
+ * same order: the same bits. y / dy are (N, C) either way. */
+void global_avgpool_forward_blocked(int n, int c, int hw, const real_t *x, real_t *y);
+void global_avgpool_backward_blocked(int n, int c, int hw, const real_t *dy, real_t *dx);
 
 #endif /* HV_KERNELS_POOL_H */

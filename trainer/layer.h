@@ -70,7 +70,16 @@ typedef struct layer {
   void *impl;                            /* implementation state (oneDNN primitives) */
   void (*impl_free)(void *impl);
   int impl_failed;                       /* the implementation refused: use the fallback */
+  /* out/dout in the channel-blocked layout of oneDNN's convolutions (layout_blocked.h),
+   * else NCHW; model_finalize chooses (model.c: assign_layouts). */
+  int blocked;
+  real_t *plain;                         /* conv: NCHW copies for the im2col fallback */
+  double *scratch;                       /* blocked batch norm: per-row sums */
 } layer_t;
+
+/* Whether convolutions on the CPU run through oneDNN (built with it, HV_CONV not
+ * im2col): the condition for keeping activations in its blocked layout. */
+int layer_conv2d_uses_dnnl(void);
 
 /* Ops of kind on device, or NULL when that device has no implementation yet. */
 const layer_ops_t *layer_ops_select(layer_kind_t kind, device_kind_t device);

@@ -27,7 +27,15 @@ static void bn_init(layer_t *l, model_t *m) {
 static void bn_forward(layer_t *l, model_t *m, int train) {
   real_t *buf = m->buffers + l->buf_off;
   l->train = train;
-  if (train) {
+  if (l->blocked && train) {
+    batchnorm_forward_train_blocked(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
+                                    layer_b(m, l), l->eps, l->bn_momentum, buf, buf + l->c, l->save,
+                                    l->save + l->c, l->out, l->scratch);
+  } else if (l->blocked) {
+    batchnorm_forward_eval_blocked(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
+                                   layer_b(m, l), l->eps, buf, buf + l->c, l->save, l->save + l->c, l->out,
+                                   l->scratch);
+  } else if (train) {
     batchnorm_forward_train(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
                             layer_b(m, l), l->eps, l->bn_momentum, buf, buf + l->c, l->save,
                             l->save + l->c, l->out);
@@ -40,6 +48,12 @@ static void bn_forward(layer_t *l, model_t *m, int train) {
 
 static void bn_backward(layer_t *l, model_t *m) {
   real_t *dx = l->in[0] < 0 && !m->want_input_grad ? NULL : model_dsrc(m, l->in[0]);
+  if (l->blocked) {
+    batchnorm_backward_blocked(m->batch, l->c, l->h * l->w, l->train, model_src(m, l->in[0]), l->dout,
+                               layer_w(m, l), l->save, l->save + l->c, dx, layer_dw(m, l), layer_db(m, l),
+                               l->scratch);
+    return;
+  }
   batchnorm_backward(m->batch, l->c, l->h * l->w, l->train, model_src(m, l->in[0]), l->dout,
                      layer_w(m, l), l->save, l->save + l->c, dx, layer_dw(m, l), layer_db(m, l));
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "conv2d.h"
+#include "layout_blocked.h"
 #include "model_internal.h"
 #if HV_HAVE_DNNL
 #include "conv2d_dnnl.h"
@@ -15,15 +16,10 @@
 static void dnnl_free_impl(void *p) { conv2d_dnnl_free(p); }
 
 /* The layer's oneDNN context, created on first use; NULL means use im2col. */
-static conv2d_dnnl_t *dnnl_of(layer_t *l) {
-  static int mode = -1; /* -1 unknown, 0 im2col, 1 oneDNN */
-  if (mode < 0) {
-    const char *env = getenv("HV_CONV");
-    mode = !(env && strcmp(env, "im2col") == 0);
-  }
-  if (!mode || l->impl_failed) return NULL;
+static conv2d_dnnl_t *dnnl_of(layer_t *l, const model_t *m) {
+  if (!layer_conv2d_uses_dnnl() || l->impl_failed || m->conv_fallback_test) return NULL;
   if (!l->impl) {
-    l->impl = conv2d_dnnl_create();
+    l->impl = conv2d_dnnl_create(model_src_blocked(m, l->in[0]), l->blocked);
     if (l->impl) l->impl_free = dnnl_free_impl;
   }
   return l->impl;
@@ -36,6 +32,33 @@ static void dnnl_give_up(layer_t *l) {
   l->impl_failed = 1; /* never try again */
 }
 #endif
+
+/* NCHW copies for the im2col fallback when the model keeps blocked activations:
+ * x, y, then dx, dy (allocated on the first fallback, which oneDNN makes rare). */
+static real_t *plain_copies(layer_t *l, const model_t *m) {
+  if (!l->plain) {
+    const size_t in = (size_t)m->max_batch * layer_in_size(l), out = (size_t)m->max_batch * layer_out_size(l);
+    l->plain = malloc(2 * (in + out) * sizeof(real_t));
+    if (!l->plain) {
+      fprintf(stderr, "hv trainer: conv2d '%s': no memory for the NCHW copies of its im2col fallback\n", l->name);
+      exit(EXIT_FAILURE);
+    }
+  }
+  return l->plain;
+}
+
+int layer_conv2d_uses_dnnl(void) {
+#if HV_HAVE_DNNL
+  static int mode = -1; /* -1 unknown, 0 im2col, 1 oneDNN */
+  if (mode < 0) {
+    const char *env = getenv("HV_CONV");
+    mode = !(env && strcmp(env, "im2col") == 0);
+  }
+  return mode;
+#else
+  return 0;
+#endif
+}
 
 static conv2d_shape_t shape_of(const layer_t *l, int n) {
   conv2d_shape_t s = {.n = n, .c = l->in_c, .h = l->in_h, .w = l->in_w, .k = l->out_ch,
@@ -80,14 +103,23 @@ static void conv_forward(layer_t *l, model_t *m, int train) {
   conv2d_shape_t s = shape_of(l, m->batch);
   l->train = train;
 #if HV_HAVE_DNNL
-  conv2d_dnnl_t *c = dnnl_of(l);
+  conv2d_dnnl_t *c = dnnl_of(l, m);
   if (c && conv2d_dnnl_forward(c, &s, model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l),
                                l->out) == 0)
     return;
   if (c) dnnl_give_up(l);
 #endif
-  conv2d_forward(&s, model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l), l->out, m->ws,
+  const int src_blocked = model_src_blocked(m, l->in[0]);
+  if (!src_blocked && !l->blocked) {
+    conv2d_forward(&s, model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l), l->out, m->ws, m->ws_elems);
+    return;
+  }
+  real_t *x = plain_copies(l, m), *y = x + (size_t)m->max_batch * layer_in_size(l);
+  const real_t *src = model_src(m, l->in[0]);
+  if (src_blocked) layout_from_blocked(s.n, s.c, s.h * s.w, src, x);
+  conv2d_forward(&s, src_blocked ? x : src, layer_w(m, l), layer_b(m, l), l->blocked ? y : l->out, m->ws,
                  m->ws_elems);
+  if (l->blocked) layout_to_blocked(s.n, s.k, s.ho * s.wo, y, l->out);
 }
 
 static void conv_backward(layer_t *l, model_t *m) {
@@ -95,14 +127,29 @@ static void conv_backward(layer_t *l, model_t *m) {
   /* The first layer's input gradient is wasted work in training: skip it. */
   real_t *dx = l->in[0] < 0 && !m->want_input_grad ? NULL : model_dsrc(m, l->in[0]);
 #if HV_HAVE_DNNL
-  conv2d_dnnl_t *c = dnnl_of(l);
+  conv2d_dnnl_t *c = dnnl_of(l, m);
   if (c && conv2d_dnnl_backward(c, &s, model_src(m, l->in[0]), layer_w(m, l), l->dout, dx,
                                 layer_dw(m, l), layer_db(m, l)) == 0)
     return;
   if (c) dnnl_give_up(l);
 #endif
-  conv2d_backward(&s, model_src(m, l->in[0]), layer_w(m, l), l->dout, dx, layer_dw(m, l),
-                  layer_db(m, l), m->ws, m->ws_elems);
+  const int src_blocked = model_src_blocked(m, l->in[0]);
+  if (!src_blocked && !l->blocked) {
+    conv2d_backward(&s, model_src(m, l->in[0]), layer_w(m, l), l->dout, dx, layer_dw(m, l), layer_db(m, l), m->ws,
+                    m->ws_elems);
+    return;
+  }
+  const size_t max_in = (size_t)m->max_batch * layer_in_size(l), max_out = (size_t)m->max_batch * layer_out_size(l);
+  real_t *x = plain_copies(l, m), *dx_plain = x + max_in + max_out, *dy_plain = dx_plain + max_in;
+  const real_t *src = model_src(m, l->in[0]);
+  if (src_blocked) layout_from_blocked(s.n, s.c, s.h * s.w, src, x);
+  if (l->blocked) layout_from_blocked(s.n, s.k, s.ho * s.wo, l->dout, dy_plain);
+  /* dx accumulates in NCHW and goes back whole: the same additions, in the same order,
+   * as in a model that is NCHW throughout. */
+  if (dx && src_blocked) layout_from_blocked(s.n, s.c, s.h * s.w, dx, dx_plain);
+  conv2d_backward(&s, src_blocked ? x : src, layer_w(m, l), l->blocked ? dy_plain : l->dout,
+                  dx && src_blocked ? dx_plain : dx, layer_dw(m, l), layer_db(m, l), m->ws, m->ws_elems);
+  if (dx && src_blocked) layout_to_blocked(s.n, s.c, s.h * s.w, dx_plain, dx);
 }
 
 const layer_ops_t layer_conv2d_cpu_ops = {"conv2d", conv_setup, conv_init, conv_forward,

@@ -54,12 +54,16 @@ static int gap_setup(layer_t *l, char *err, size_t errlen) {
 }
 
 static void gap_fwd(layer_t *l, model_t *m, int train) {
-  global_avgpool_forward(m->batch, l->c, l->in_h * l->in_w, model_src(m, l->in[0]), l->out);
+  (model_src_blocked(m, l->in[0]) ? global_avgpool_forward_blocked
+                                  : global_avgpool_forward)(m->batch, l->c, l->in_h * l->in_w,
+                                                            model_src(m, l->in[0]), l->out);
 }
 
 static void gap_bwd(layer_t *l, model_t *m) {
   if (l->in[0] >= 0 || m->want_input_grad)
-    global_avgpool_backward(m->batch, l->c, l->in_h * l->in_w, l->dout, model_dsrc(m, l->in[0]));
+    (model_src_blocked(m, l->in[0]) ? global_avgpool_backward_blocked
+                                    : global_avgpool_backward)(m->batch, l->c, l->in_h * l->in_w, l->dout,
+                                                               model_dsrc(m, l->in[0]));
 }
 
 const layer_ops_t layer_maxpool_cpu_ops = {"maxpool", pool_setup, NULL, maxpool_fwd, maxpool_bwd};

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batchnorm.h"
 #include "model_internal.h"
 #include "softmax_xent.h"
 
@@ -69,6 +70,8 @@ void model_free(model_t *m) {
     }
     free(l->save);
     free(l->argmax);
+    free(l->plain);
+    free(l->scratch);
     if (l->impl_free) l->impl_free(l->impl);
   }
   free(m->layers);
@@ -208,6 +211,46 @@ void model_init_params(model_t *m, uint64_t seed) {
     if (m->layers[i].ops->init) m->layers[i].ops->init(&m->layers[i], m);
 }
 
+/* Chooses each layer's activation layout. oneDNN computes convolutions in blocks of 16
+ * channels (nChw16c); kept in that layout from one convolution to the next, through
+ * batch norm, ReLU, dropout and residual adds, activations need no reorder around each
+ * convolution (those reorders were 16% of a WRN-10-1 step). Convolutions with a
+ * multiple of 16 output channels produce it; batch norm, ReLU, dropout and add pass
+ * their input's layout on (an add's two inputs must agree); global average pooling
+ * reads either. Anything else that would meet a blocked tensor (max or average
+ * pooling, a linear layer or flatten over a map larger than 1x1, the model's output)
+ * makes the whole model NCHW, as it was before. On only with oneDNN convolutions in
+ * float32 on the CPU; HV_LAYOUT=nchw turns it off. */
+static void assign_layouts(model_t *m) {
+  const char *env = getenv("HV_LAYOUT");
+  int allow = m->device == DEVICE_CPU && sizeof(real_t) == 4 && layer_conv2d_uses_dnnl() &&
+              !(env && strcmp(env, "nchw") == 0);
+  for (int i = 0; allow && i < m->n_layers; i++) {
+    layer_t *l = &m->layers[i];
+    const int in0 = model_src_blocked(m, l->in[0]);
+    switch (l->kind) {
+      case LAYER_CONV2D: l->blocked = l->c % 16 == 0; break;
+      case LAYER_BATCHNORM2D:
+      case LAYER_RELU:
+      case LAYER_DROPOUT: l->blocked = in0; break;
+      case LAYER_ADD:
+        l->blocked = in0;
+        if (in0 != model_src_blocked(m, l->in[1])) allow = 0;
+        break;
+      case LAYER_GLOBAL_AVGPOOL: break;
+      case LAYER_LINEAR:
+      case LAYER_FLATTEN:
+        if (in0 && l->in_h * l->in_w > 1) allow = 0;
+        break;
+      default:
+        if (in0) allow = 0;
+    }
+  }
+  if (m->layers[m->n_layers - 1].blocked) allow = 0;
+  for (int i = 0; !allow && i < m->n_layers; i++) m->layers[i].blocked = 0;
+  m->blocked_layout = allow;
+}
+
 int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
   if (m->finalized || m->n_layers == 0 || max_batch < 1) {
     model_error(m, "model_finalize: %s", m->finalized ? "called twice"
@@ -224,6 +267,7 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
   }
   m->max_batch = max_batch;
   m->init = init;
+  assign_layouts(m);
   m->params = calloc(m->n_params + 1, sizeof(real_t));
   m->grads = calloc(m->n_params + 1, sizeof(real_t));
   m->buffers = calloc(m->n_buffers + 1, sizeof(real_t));
@@ -247,6 +291,9 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
       if (!l->out || !l->dout) goto oom;
     }
     if (l->kind == LAYER_BATCHNORM2D) l->save = malloc(2 * (size_t)l->c * sizeof(real_t));
+    if (l->kind == LAYER_BATCHNORM2D && l->blocked &&
+        !(l->scratch = malloc(batchnorm_blocked_scratch(max_batch, l->c) * sizeof(double))))
+      goto oom;
     if (l->kind == LAYER_DROPOUT) l->save = malloc(out * sizeof(real_t));
     if (l->kind == LAYER_MAXPOOL) l->argmax = malloc(out * sizeof(int32_t));
     if ((l->kind == LAYER_BATCHNORM2D || l->kind == LAYER_DROPOUT) && !l->save) goto oom;

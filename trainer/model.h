@@ -41,6 +41,8 @@ typedef struct model {
   real_t *ws;               /* shared scratch (convolution columns) */
   size_t ws_elems;
   rng_t rng;                /* initialisation and dropout masks */
+  int blocked_layout;       /* activations between convolutions in oneDNN's nChw16c */
+  int conv_fallback_test;   /* tests only: convolutions take their im2col fallback */
   int finalized;
   char err[256];
 } model_t;

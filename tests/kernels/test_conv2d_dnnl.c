@@ -3,13 +3,16 @@
  * models (3x3 pad 1 stride 1/2, 1x1 stride 2, 5x5 pad 2, no padding, odd sizes) and
  * two batch sizes on one context (primitives rebuilt). Bound: 1e-4 relative to the
  * largest value (float32 sums of up to 10^4 products in different orders). Backward
- * must accumulate: it is called on buffers already holding 1. */
+ * must accumulate: it is called on buffers already holding 1. The same convolutions
+ * on channel-blocked inputs and outputs (layout_blocked.h) give the same bits. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../trainer/check.h"
 #include "conv2d.h"
 #include "conv2d_dnnl.h"
+#include "layout_blocked.h"
 
 static float frand(unsigned *s) {
   *s = *s * 1103515245u + 12345u;
@@ -56,12 +59,39 @@ static void run(conv2d_dnnl_t *ctx, int n, int c, int h, int w, int k, int ks, i
     }
   }
   CHECK(db[0][0] != 1 || !bias); /* accumulated something */
+  /* The same convolution on channel-blocked tensors (for whichever side has a multiple
+   * of 16 channels) gives the same bits: the same primitives, minus the reorders. */
+  const int src_blocked = c % CHANNEL_BLOCK == 0, dst_blocked = k % CHANNEL_BLOCK == 0;
+  if (src_blocked || dst_blocked) {
+    conv2d_dnnl_t *bctx = conv2d_dnnl_create(src_blocked, dst_blocked);
+    float *xb = malloc(nx * 4), *dyb = malloc(ny * 4), *yb = malloc(ny * 4), *dxb = malloc(nx * 4),
+          *back_x = malloc(nx * 4), *back_y = malloc(ny * 4), *dwb = malloc(nw * 4), *dbb = malloc((size_t)k * 4);
+    for (size_t i = 0; i < nx; i++) dxb[i] = 1;
+    for (size_t i = 0; i < nw; i++) dwb[i] = 1;
+    for (int i = 0; i < k; i++) dbb[i] = 1;
+    if (src_blocked) layout_to_blocked(n, c, h * w, x, xb);
+    else memcpy(xb, x, nx * 4);
+    if (dst_blocked) layout_to_blocked(n, k, s.ho * s.wo, dy, dyb);
+    else memcpy(dyb, dy, ny * 4);
+    CHECK(bctx && conv2d_dnnl_forward(bctx, &s, xb, wt, bias ? b : NULL, yb) == 0);
+    CHECK(bctx && conv2d_dnnl_backward(bctx, &s, xb, wt, dyb, dxb, dwb, bias ? dbb : NULL) == 0);
+    if (src_blocked) layout_from_blocked(n, c, h * w, dxb, back_x);
+    else memcpy(back_x, dxb, nx * 4);
+    if (dst_blocked) layout_from_blocked(n, k, s.ho * s.wo, yb, back_y);
+    else memcpy(back_y, yb, ny * 4);
+    CHECK(memcmp(back_y, y[1], ny * 4) == 0);
+    CHECK(memcmp(back_x, dx[1], nx * 4) == 0);
+    CHECK(memcmp(dwb, dw[1], nw * 4) == 0);
+    CHECK(!bias || memcmp(dbb, db[1], (size_t)k * 4) == 0);
+    conv2d_dnnl_free(bctx);
+    free(xb), free(dyb), free(yb), free(dxb), free(back_x), free(back_y), free(dwb), free(dbb);
+  }
   for (int v = 0; v < 2; v++) free(y[v]), free(dx[v]), free(dw[v]), free(db[v]);
   free(x), free(wt), free(b), free(dy), free(ws);
 }
 
 int main(void) {
-  conv2d_dnnl_t *ctx = conv2d_dnnl_create();
+  conv2d_dnnl_t *ctx = conv2d_dnnl_create(0, 0);
   CHECK(ctx != NULL);
   if (!ctx) CHECK_RETURN();
   run(ctx, 4, 16, 8, 8, 16, 3, 1, 1, 0);

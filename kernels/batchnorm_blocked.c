@@ -1,0 +1,199 @@
+/* batchnorm_blocked.c: batch norm forward (train/eval) and backward on activations in
+ * the channel-blocked layout (layout_blocked.h), for models that keep oneDNN's layout
+ * between convolutions.
+ *
+ * The same arithmetic as batchnorm.c, operation for operation, so both give the same
+ * bits: each (image, channel) row is summed in eight float lanes (lane l takes the
+ * positions j = l mod 8 of the whole groups of eight, in order), the leftover
+ * positions and then the lanes are added in double, and the rows are added in double
+ * in image order. Here a row of 16 channels is one contiguous block, so the lanes run
+ * over 16 channels at once. Rows are spread over threads (images x channel blocks:
+ * the 16 channels of WRN's first group are one block, too few to share by channel)
+ * and their sums are added per channel afterwards in image order, so the result does
+ * not depend on the thread count either. */
+#include "batchnorm.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "layout_blocked.h"
+
+#define B CHANNEL_BLOCK
+
+/* Sums of a block row p (hw positions x B channels), per channel, as row_sum in
+ * batchnorm.c does for one channel: of (p - shift) and, with square, of its square,
+ * or, with q, of (p - shift) * q. shift may be NULL (0); sa or sb may be NULL. */
+static inline void block_row_sums(const real_t *p, int hw, const real_t *shift, const real_t *q, int square,
+                                  double *sa, double *sb) {
+  const int full = hw / 8 * 8;
+  real_t a[8][B], b[8][B];
+  for (int l = 0; l < 8; l++) {
+    real_t acc_a[B] = {0}, acc_b[B] = {0};
+    for (int j = l; j < full; j += 8) {
+      const real_t *pj = p + (size_t)j * B, *qj = q ? q + (size_t)j * B : NULL;
+      for (int k = 0; k < B; k++) {
+        const real_t d = pj[k] - (shift ? shift[k] : 0);
+        acc_a[k] += d;
+        acc_b[k] += square ? d * d : (q ? d * qj[k] : 0);
+      }
+    }
+    memcpy(a[l], acc_a, sizeof acc_a);
+    memcpy(b[l], acc_b, sizeof acc_b);
+  }
+  double da[B] = {0}, db[B] = {0};
+  for (int j = full; j < hw; j++)
+    for (int k = 0; k < B; k++) {
+      const double d = (double)p[(size_t)j * B + k] - (shift ? shift[k] : 0);
+      da[k] += d;
+      db[k] += square ? d * d : (q ? d * q[(size_t)j * B + k] : 0);
+    }
+  for (int l = 0; l < 8; l++)
+    for (int k = 0; k < B; k++) da[k] += a[l][k], db[k] += b[l][k];
+  if (sa) memcpy(sa, da, sizeof da);
+  if (sb) memcpy(sb, db, sizeof db);
+}
+
+size_t batchnorm_blocked_scratch(int n, int c) { return 2 * (size_t)n * c + 3 * (size_t)c; }
+
+/* Row r is image r / blocks, channel block r % blocks: its data, and where its
+ * channels' sums go in (n, c) arrays. */
+#define ROW(base, r) ((base) + (size_t)(r) * hw * B)
+#define AT(r) ((size_t)((r) / blocks) * c + (size_t)((r) % blocks) * B)
+#define PARALLEL_IF(rows) if ((double)(rows) * hw * B > 32768)
+
+/* The scratch: per-row sums (two (n, c) arrays), then per channel a double and two
+ * coefficients. */
+typedef struct bn_scratch {
+  double *s1, *s2, *chan;
+  real_t *coef_a, *coef_b;
+} bn_scratch_t;
+
+static bn_scratch_t split(double *scratch, int n, int c) {
+  bn_scratch_t t;
+  t.s1 = scratch;
+  t.s2 = t.s1 + (size_t)n * c;
+  t.chan = t.s2 + (size_t)n * c;
+  t.coef_a = (real_t *)(t.chan + c);
+  t.coef_b = (real_t *)(t.chan + 2 * (size_t)c);
+  return t;
+}
+
+/* Column sum of an (n, c) array in image order. */
+static double sum_images(const double *s, int n, int c, int ch) {
+  double sum = 0;
+  for (int i = 0; i < n; i++) sum += s[(size_t)i * c + ch];
+  return sum;
+}
+
+/* y = coef_a * x + coef_b, per channel. */
+static void normalise(int rows, int blocks, int hw, const real_t *x, const real_t *coef_a,
+                      const real_t *coef_b, real_t *y) {
+#pragma omp parallel for schedule(static) PARALLEL_IF(rows)
+  for (int r = 0; r < rows; r++) {
+    const real_t *p = ROW(x, r), *ca = coef_a + (r % blocks) * B, *cb = coef_b + (r % blocks) * B;
+    real_t *q = ROW(y, r);
+    for (int j = 0; j < hw; j++)
+      for (int k = 0; k < B; k++) q[(size_t)j * B + k] = ca[k] * p[(size_t)j * B + k] + cb[k];
+  }
+}
+
+void batchnorm_forward_train_blocked(int n, int c, int hw, const real_t *x, const real_t *gamma,
+                                     const real_t *beta, real_t eps, real_t momentum,
+                                     real_t *running_mean, real_t *running_var, real_t *save_mean,
+                                     real_t *save_invstd, real_t *y, double *scratch) {
+  const int blocks = c / B, rows = n * blocks;
+  const double m = (double)n * hw;
+  bn_scratch_t t = split(scratch, n, c);
+#pragma omp parallel for schedule(static) PARALLEL_IF(rows)
+  for (int r = 0; r < rows; r++) block_row_sums(ROW(x, r), hw, NULL, NULL, 0, t.s1 + AT(r), NULL);
+  for (int ch = 0; ch < c; ch++) {
+    t.chan[ch] = sum_images(t.s1, n, c, ch) / m;
+    save_mean[ch] = (real_t)t.chan[ch]; /* the float mean the second pass subtracts */
+  }
+  /* Second pass around the mean, as batchnorm.c (sums of deviations, then squares). */
+#pragma omp parallel for schedule(static) PARALLEL_IF(rows)
+  for (int r = 0; r < rows; r++)
+    block_row_sums(ROW(x, r), hw, save_mean + (r % blocks) * B, NULL, 1, t.s1 + AT(r), t.s2 + AT(r));
+  for (int ch = 0; ch < c; ch++) {
+    const double mean = t.chan[ch], sd = sum_images(t.s1, n, c, ch);
+    double ss = sum_images(t.s2, n, c, ch);
+    const double delta = sd / m;
+    ss -= m * delta * delta;
+    if (ss < 0) ss = 0;
+    const double var = ss / m, invstd = 1.0 / sqrt(var + eps);
+    save_invstd[ch] = (real_t)invstd;
+    if (running_mean) {
+      running_mean[ch] = (real_t)((1 - momentum) * running_mean[ch] + momentum * mean);
+      double unbiased = m > 1 ? ss / (m - 1) : var;
+      running_var[ch] = (real_t)((1 - momentum) * running_var[ch] + momentum * unbiased);
+    }
+    t.coef_a[ch] = (real_t)(gamma[ch] * invstd);
+    t.coef_b[ch] = (real_t)(beta[ch] - mean * gamma[ch] * invstd);
+  }
+  normalise(rows, blocks, hw, x, t.coef_a, t.coef_b, y);
+}
+
+void batchnorm_forward_eval_blocked(int n, int c, int hw, const real_t *x, const real_t *gamma,
+                                    const real_t *beta, real_t eps, const real_t *running_mean,
+                                    const real_t *running_var, real_t *save_mean, real_t *save_invstd,
+                                    real_t *y, double *scratch) {
+  bn_scratch_t t = split(scratch, n, c);
+  for (int ch = 0; ch < c; ch++) {
+    const double invstd = 1.0 / sqrt((double)running_var[ch] + eps);
+    save_mean[ch] = running_mean[ch];
+    save_invstd[ch] = (real_t)invstd;
+    t.coef_a[ch] = (real_t)(gamma[ch] * invstd);
+    t.coef_b[ch] = (real_t)(beta[ch] - running_mean[ch] * gamma[ch] * invstd);
+  }
+  normalise(n * (c / B), c / B, hw, x, t.coef_a, t.coef_b, y);
+}
+
+void batchnorm_backward_blocked(int n, int c, int hw, int train, const real_t *x, const real_t *dy,
+                                const real_t *gamma, const real_t *save_mean, const real_t *save_invstd,
+                                real_t *dx, real_t *dgamma, real_t *dbeta, double *scratch) {
+  const int blocks = c / B, rows = n * blocks;
+  const double m = (double)n * hw;
+  bn_scratch_t t = split(scratch, n, c);
+  /* save_mean holds the float mean: the fmean of batchnorm.c. */
+#pragma omp parallel for schedule(static) PARALLEL_IF(rows)
+  for (int r = 0; r < rows; r++) {
+    block_row_sums(ROW(dy, r), hw, NULL, NULL, 0, t.s1 + AT(r), NULL);
+    block_row_sums(ROW(x, r), hw, save_mean + (r % blocks) * B, ROW(dy, r), 0, NULL, t.s2 + AT(r));
+  }
+  real_t *coef_c = (real_t *)t.chan; /* the third coefficient, once chan is free */
+  for (int ch = 0; ch < c; ch++) {
+    const double mean = save_mean[ch], invstd = save_invstd[ch];
+    const real_t fmean = (real_t)mean;
+    const double sdy = sum_images(t.s1, n, c, ch);
+    double sdyx = sum_images(t.s2, n, c, ch);
+    sdyx -= (mean - fmean) * sdy;
+    const double dg = sdyx * invstd;
+    dgamma[ch] += (real_t)dg;
+    dbeta[ch] += (real_t)sdy;
+    const double scale = gamma[ch] * invstd;
+    if (train) {
+      const double k1 = sdy / m, k2 = dg * invstd / m;
+      t.coef_a[ch] = (real_t)scale;
+      t.coef_b[ch] = (real_t)(-scale * k2);
+      coef_c[ch] = (real_t)(-scale * k1);
+    } else {
+      t.coef_a[ch] = (real_t)scale;
+    }
+  }
+  if (!dx) return;
+#pragma omp parallel for schedule(static) PARALLEL_IF(rows)
+  for (int r = 0; r < rows; r++) {
+    const int o = (r % blocks) * B;
+    const real_t *p = ROW(x, r), *g = ROW(dy, r), *ca = t.coef_a + o, *cb = t.coef_b + o, *cc = coef_c + o,
+                 *fm = save_mean + o;
+    real_t *q = ROW(dx, r);
+    for (int j = 0; j < hw; j++) {
+      const size_t at = (size_t)j * B;
+      if (train) {
+        for (int k = 0; k < B; k++) q[at + k] += ca[k] * g[at + k] + cb[k] * (p[at + k] - fm[k]) + cc[k];
+      } else {
+        for (int k = 0; k < B; k++) q[at + k] += ca[k] * g[at + k];
+      }
+    }
+  }
+}
