@@ -34,7 +34,7 @@ typedef struct tens {
 
 struct conv2d_dnnl {
   conv2d_shape_t shape;
-  int src_blocked, dst_blocked; /* the caller's layouts of x/dx and y/dy */
+  int flags; /* CONV2D_DNNL_*: the caller's layouts, and whether dx is written or added to */
   int has_bias, built, failed;
   dnnl_primitive_t fwd, bwd_data, bwd_w;
   /* forward */
@@ -110,18 +110,17 @@ static void destroy_all(conv2d_dnnl_t *c) {
   free(c->dw_tmp);
   free(c->db_tmp);
   conv2d_shape_t keep = c->shape;
-  const int src_blocked = c->src_blocked, dst_blocked = c->dst_blocked;
+  const int flags = c->flags;
   memset(c, 0, sizeof *c);
   c->shape = keep;
-  c->src_blocked = src_blocked;
-  c->dst_blocked = dst_blocked;
+  c->flags = flags;
 }
 
-conv2d_dnnl_t *conv2d_dnnl_create(int src_blocked, int dst_blocked) {
+conv2d_dnnl_t *conv2d_dnnl_create(int flags) {
   pthread_once(&g_once, global_init);
   if (!g_ok) return NULL;
   conv2d_dnnl_t *c = calloc(1, sizeof(conv2d_dnnl_t));
-  if (c) c->src_blocked = src_blocked, c->dst_blocked = dst_blocked;
+  if (c) c->flags = flags;
   return c;
 }
 
@@ -150,9 +149,9 @@ static int build(conv2d_dnnl_t *c, const conv2d_shape_t *s, int has_bias) {
   dnnl_dims_t pad_r = {(s->ho - 1) * s->stride + s->kh - s->h - s->pad,
                        (s->wo - 1) * s->stride + s->kw - s->w - s->pad};
   dnnl_memory_desc_t u_src, u_w, u_dst, u_b, a_src, a_w, a_dst;
-  dnnl_memory_desc_init_by_tag(&u_src, 4, src_d, dnnl_f32, c->src_blocked ? dnnl_aBcd16b : dnnl_nchw);
+  dnnl_memory_desc_init_by_tag(&u_src, 4, src_d, dnnl_f32, c->flags & CONV2D_DNNL_SRC_BLOCKED ? dnnl_aBcd16b : dnnl_nchw);
   dnnl_memory_desc_init_by_tag(&u_w, 4, w_d, dnnl_f32, dnnl_oihw);
-  dnnl_memory_desc_init_by_tag(&u_dst, 4, dst_d, dnnl_f32, c->dst_blocked ? dnnl_aBcd16b : dnnl_nchw);
+  dnnl_memory_desc_init_by_tag(&u_dst, 4, dst_d, dnnl_f32, c->flags & CONV2D_DNNL_DST_BLOCKED ? dnnl_aBcd16b : dnnl_nchw);
   dnnl_memory_desc_init_by_tag(&u_b, 1, b_d, dnnl_f32, dnnl_a);
   dnnl_memory_desc_init_by_tag(&a_src, 4, src_d, dnnl_f32, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&a_w, 4, w_d, dnnl_f32, dnnl_format_tag_any);
@@ -196,10 +195,10 @@ static int build(conv2d_dnnl_t *c, const conv2d_shape_t *s, int has_bias) {
   if (has_bias && (dnnl_memory_create(&c->f_bias, &u_b, g_engine, DNNL_MEMORY_NONE) ||
                    dnnl_memory_create(&c->w_db, &u_b, g_engine, DNNL_MEMORY_NONE)))
     goto out;
-  c->dx_tmp = malloc(sizeof(float) * (size_t)s->n * s->c * s->h * s->w);
+  if (!(c->flags & CONV2D_DNNL_DX_OVERWRITE)) c->dx_tmp = malloc(sizeof(float) * (size_t)s->n * s->c * s->h * s->w);
   c->dw_tmp = malloc(sizeof(float) * (size_t)s->k * s->c * s->kh * s->kw);
   c->db_tmp = malloc(sizeof(float) * (size_t)s->k);
-  if (!c->dx_tmp || !c->dw_tmp || !c->db_tmp) goto out;
+  if ((!c->dx_tmp && !(c->flags & CONV2D_DNNL_DX_OVERWRITE)) || !c->dw_tmp || !c->db_tmp) goto out;
   c->built = 1;
   rc = 0;
 out:
@@ -233,14 +232,16 @@ static void add_into(float *dst, const float *src, size_t n) {
 int conv2d_dnnl_backward(conv2d_dnnl_t *c, const conv2d_shape_t *s, const float *x,
                          const float *w, const float *dy, float *dx, float *dw, float *db) {
   if (build(c, s, db != NULL)) return -1;
+  const int dx_write = (c->flags & CONV2D_DNNL_DX_OVERWRITE) != 0;
   if (dx) {
+    float *dx_out = dx_write ? dx : c->dx_tmp;
     if (reorder_in(&c->d_dst, dy) || reorder_in(&c->d_w, w)) return -1;
-    dnnl_memory_set_data_handle(c->d_src.user, c->dx_tmp);
+    dnnl_memory_set_data_handle(c->d_src.user, dx_out);
     dnnl_exec_arg_t a[3] = {{DNNL_ARG_DIFF_DST, c->d_dst.prim},
                             {DNNL_ARG_WEIGHTS, c->d_w.prim},
                             {DNNL_ARG_DIFF_SRC, c->d_src.prim}};
     if (dnnl_primitive_execute(c->bwd_data, g_stream, 3, a) != dnnl_success ||
-        reorder_out(&c->d_src, c->dx_tmp))
+        reorder_out(&c->d_src, dx_out))
       return -1;
   }
   const int src_ok = c->reuse_src && c->fwd_x == x;
@@ -258,7 +259,7 @@ int conv2d_dnnl_backward(conv2d_dnnl_t *c, const conv2d_shape_t *s, const float 
       reorder_out(&c->w_dw, c->dw_tmp))
     return -1;
   if (dnnl_stream_wait(g_stream) != dnnl_success) return -1;
-  if (dx) add_into(dx, c->dx_tmp, (size_t)s->n * s->c * s->h * s->w);
+  if (dx && !dx_write) add_into(dx, c->dx_tmp, (size_t)s->n * s->c * s->h * s->w);
   add_into(dw, c->dw_tmp, (size_t)s->k * s->c * s->kh * s->kw);
   if (db) add_into(db, c->db_tmp, (size_t)s->k);
   return 0;

@@ -1,6 +1,6 @@
 /* conv2d_dnnl.h: 2-D convolution through oneDNN (the CPU library PyTorch's own
  * convolutions use), float32 only, same contract as conv2d.h: forward writes y,
- * backward *accumulates* dx, dw, db. Built when libdnnl-dev is found
+ * backward *accumulates* dx (unless CONV2D_DNNL_DX_OVERWRITE), dw, db. Built when libdnnl-dev is found
  * (HV_HAVE_DNNL); layer_conv2d picks it or im2col + gemm (HV_CONV=im2col|dnnl). */
 #ifndef HV_KERNELS_CONV2D_DNNL_H
 #define HV_KERNELS_CONV2D_DNNL_H
@@ -9,10 +9,17 @@
 
 typedef struct conv2d_dnnl conv2d_dnnl_t;
 
+/* How the caller keeps its tensors (flags of conv2d_dnnl_create). */
+enum {
+  CONV2D_DNNL_SRC_BLOCKED = 1, /* x and dx in the channel-blocked layout (layout_blocked.h), else NCHW */
+  CONV2D_DNNL_DST_BLOCKED = 2, /* y and dy likewise */
+  CONV2D_DNNL_DX_OVERWRITE = 4 /* backward writes dx instead of adding to it (no other
+                                  layer contributes to it: one pass less, and no zeroing) */
+};
+
 /* A per-layer context: primitives for one shape, rebuilt when the shape (the batch)
- * changes. NULL when out of memory. src_blocked / dst_blocked: x and dx / y and dy
- * are in the channel-blocked layout (layout_blocked.h), else NCHW. */
-conv2d_dnnl_t *conv2d_dnnl_create(int src_blocked, int dst_blocked);
+ * changes. NULL when out of memory. flags: CONV2D_DNNL_*. */
+conv2d_dnnl_t *conv2d_dnnl_create(int flags);
 void conv2d_dnnl_free(conv2d_dnnl_t *c);
 
 /* 0, or -1 when oneDNN refused (the caller falls back to im2col). */

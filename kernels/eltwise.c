@@ -20,6 +20,14 @@ void relu_backward(size_t n, const real_t *y, const real_t *dy, real_t *dx) {
   }
 }
 
+void relu_backward_write(size_t n, const real_t *y, const real_t *dy, real_t *dx) {
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+  for (size_t i = 0; i < n; i++) {
+    const real_t g = dy[i];
+    dx[i] = y[i] > 0 ? g : 0;
+  }
+}
+
 void add_forward(size_t n, const real_t *a, const real_t *b, real_t *y) {
 #pragma omp parallel for schedule(static) if (n > PAR_MIN)
   for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i];

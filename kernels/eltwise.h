@@ -9,6 +9,8 @@
 void relu_forward(size_t n, const real_t *x, real_t *y);
 /* dx += dy where the output was positive (the gradient at 0 is 0, as PyTorch). */
 void relu_backward(size_t n, const real_t *y, const real_t *dy, real_t *dx);
+/* The same, writing dx instead of adding to it (dx has no other contribution). */
+void relu_backward_write(size_t n, const real_t *y, const real_t *dy, real_t *dx);
 
 /* y = a + b */
 void add_forward(size_t n, const real_t *a, const real_t *b, real_t *y);

@@ -73,6 +73,11 @@ typedef struct layer {
   /* out/dout in the channel-blocked layout of oneDNN's convolutions (layout_blocked.h),
    * else NCHW; model_finalize chooses (model.c: assign_layouts). */
   int blocked;
+  int consumers;                         /* inputs of later layers that this output is */
+  /* conv, relu: the only consumer of its input, so backward writes the input gradient
+   * instead of adding to it, and model_backward need not zero it first. */
+  int dx_overwrite;
+  int grad_written;                      /* dout is written whole by its one consumer */
   real_t *plain;                         /* conv: NCHW copies for the im2col fallback */
   double *scratch;                       /* blocked batch norm: per-row sums */
 } layer_t;

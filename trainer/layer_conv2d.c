@@ -19,7 +19,9 @@ static void dnnl_free_impl(void *p) { conv2d_dnnl_free(p); }
 static conv2d_dnnl_t *dnnl_of(layer_t *l, const model_t *m) {
   if (!layer_conv2d_uses_dnnl() || l->impl_failed || m->conv_fallback_test) return NULL;
   if (!l->impl) {
-    l->impl = conv2d_dnnl_create(model_src_blocked(m, l->in[0]), l->blocked);
+    l->impl = conv2d_dnnl_create((model_src_blocked(m, l->in[0]) ? CONV2D_DNNL_SRC_BLOCKED : 0) |
+                                 (l->blocked ? CONV2D_DNNL_DST_BLOCKED : 0) |
+                                 (l->dx_overwrite ? CONV2D_DNNL_DX_OVERWRITE : 0));
     if (l->impl) l->impl_free = dnnl_free_impl;
   }
   return l->impl;
@@ -133,6 +135,8 @@ static void conv_backward(layer_t *l, model_t *m) {
     return;
   if (c) dnnl_give_up(l);
 #endif
+  /* The im2col kernel accumulates: a gradient nobody zeroed starts from zero here. */
+  if (dx && l->dx_overwrite) memset(dx, 0, sizeof(real_t) * (size_t)s.n * s.c * s.h * s.w);
   const int src_blocked = model_src_blocked(m, l->in[0]);
   if (!src_blocked && !l->blocked) {
     conv2d_backward(&s, model_src(m, l->in[0]), layer_w(m, l), l->dout, dx, layer_dw(m, l), layer_db(m, l), m->ws,

@@ -25,7 +25,7 @@ static void relu_fwd(layer_t *l, model_t *m, int train) {
 
 static void relu_bwd(layer_t *l, model_t *m) {
   if (l->in[0] >= 0 || m->want_input_grad)
-    relu_backward(count(l, m), l->out, l->dout, model_dsrc(m, l->in[0]));
+    (l->dx_overwrite ? relu_backward_write : relu_backward)(count(l, m), l->out, l->dout, model_dsrc(m, l->in[0]));
 }
 
 static int dropout_setup(layer_t *l, char *err, size_t errlen) {

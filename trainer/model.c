@@ -268,6 +268,10 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
   m->max_batch = max_batch;
   m->init = init;
   assign_layouts(m);
+  for (int i = 0; i < m->n_layers; i++)
+    for (int k = 0; k < m->layers[i].n_in; k++)
+      if (m->layers[i].in[k] >= 0) m->layers[m->layers[i].in[k]].consumers++;
+
   m->params = calloc(m->n_params + 1, sizeof(real_t));
   m->grads = calloc(m->n_params + 1, sizeof(real_t));
   m->buffers = calloc(m->n_buffers + 1, sizeof(real_t));
@@ -299,6 +303,14 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
     if ((l->kind == LAYER_BATCHNORM2D || l->kind == LAYER_DROPOUT) && !l->save) goto oom;
     if (l->kind == LAYER_MAXPOOL && !l->argmax) goto oom;
     if (l->ws_per_image > ws_image) ws_image = l->ws_per_image;
+  }
+  /* A convolution or ReLU that is the only consumer of its input writes that gradient
+   * whole: nothing to add to, nothing for model_backward to zero. */
+  for (int i = 0; i < m->n_layers; i++) {
+    layer_t *l = &m->layers[i], *p = l->in[0] >= 0 ? &m->layers[l->in[0]] : NULL;
+    l->dx_overwrite = (l->kind == LAYER_CONV2D || l->kind == LAYER_RELU) && p && p->consumers == 1 &&
+                      !p->aliases_input;
+    if (l->dx_overwrite) p->grad_written = 1;
   }
   /* Enough for the whole batch of the largest layer when that fits the target. */
   m->ws_elems = ws_image * (size_t)max_batch;
@@ -345,6 +357,7 @@ void model_backward(model_t *m, model_backward_hook_t hook, void *ctx) {
   for (int i = 0; i < m->n_layers - 1; i++) {
     layer_t *l = &m->layers[i];
     if (l->aliases_input || l->dout == top) continue;
+    if (l->grad_written) continue;
     memset(l->dout, 0, sizeof(real_t) * (size_t)n * layer_out_size(l));
   }
   memset(m->dinput_buf, 0, sizeof(real_t) * (size_t)n * m->in_c * m->in_h * m->in_w);

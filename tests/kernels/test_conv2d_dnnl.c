@@ -4,7 +4,8 @@
  * two batch sizes on one context (primitives rebuilt). Bound: 1e-4 relative to the
  * largest value (float32 sums of up to 10^4 products in different orders). Backward
  * must accumulate: it is called on buffers already holding 1. The same convolutions
- * on channel-blocked inputs and outputs (layout_blocked.h) give the same bits. */
+ * on channel-blocked inputs and outputs (layout_blocked.h) give the same bits, and
+ * backward told to write dx (not add to it) gives what adding to zeros gives. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +60,26 @@ static void run(conv2d_dnnl_t *ctx, int n, int c, int h, int w, int k, int ks, i
     }
   }
   CHECK(db[0][0] != 1 || !bias); /* accumulated something */
+  /* Told that it is dx's only contributor, backward writes dx over whatever it held:
+   * the values of accumulating onto zeros. */
+  {
+    conv2d_dnnl_t *wctx = conv2d_dnnl_create(CONV2D_DNNL_DX_OVERWRITE);
+    float *dx0 = calloc(nx, 4), *dxw = malloc(nx * 4), *dw0 = calloc(nw, 4), *db0 = calloc((size_t)k, 4);
+    for (size_t i = 0; i < nx; i++) dxw[i] = 7;
+    CHECK(wctx && conv2d_dnnl_backward(ctx, &s, x, wt, dy, dx0, dw0, bias ? db0 : NULL) == 0);
+    CHECK(wctx && conv2d_dnnl_backward(wctx, &s, x, wt, dy, dxw, dw0, bias ? db0 : NULL) == 0);
+    size_t differ = 0;
+    for (size_t i = 0; i < nx; i++) differ += dxw[i] != dx0[i];
+    CHECK(differ == 0);
+    conv2d_dnnl_free(wctx);
+    free(dx0), free(dxw), free(dw0), free(db0);
+  }
   /* The same convolution on channel-blocked tensors (for whichever side has a multiple
    * of 16 channels) gives the same bits: the same primitives, minus the reorders. */
   const int src_blocked = c % CHANNEL_BLOCK == 0, dst_blocked = k % CHANNEL_BLOCK == 0;
   if (src_blocked || dst_blocked) {
-    conv2d_dnnl_t *bctx = conv2d_dnnl_create(src_blocked, dst_blocked);
+    conv2d_dnnl_t *bctx = conv2d_dnnl_create((src_blocked ? CONV2D_DNNL_SRC_BLOCKED : 0) |
+                                             (dst_blocked ? CONV2D_DNNL_DST_BLOCKED : 0));
     float *xb = malloc(nx * 4), *dyb = malloc(ny * 4), *yb = malloc(ny * 4), *dxb = malloc(nx * 4),
           *back_x = malloc(nx * 4), *back_y = malloc(ny * 4), *dwb = malloc(nw * 4), *dbb = malloc((size_t)k * 4);
     for (size_t i = 0; i < nx; i++) dxb[i] = 1;
@@ -91,7 +107,7 @@ static void run(conv2d_dnnl_t *ctx, int n, int c, int h, int w, int k, int ks, i
 }
 
 int main(void) {
-  conv2d_dnnl_t *ctx = conv2d_dnnl_create(0, 0);
+  conv2d_dnnl_t *ctx = conv2d_dnnl_create(0);
   CHECK(ctx != NULL);
   if (!ctx) CHECK_RETURN();
   run(ctx, 4, 16, 8, 8, 16, 3, 1, 1, 0);
