@@ -56,7 +56,7 @@ static hv_result_t pieces_reserve(hv_comm_t *comm, size_t n) {
 
 /* Whether exec[from, to) can be reduced where its tensors lie: shared memory is the
  * algorithm for it, and packing would have nothing to convert or prescale. */
-static int reduce_in_place_of_tensors(hv_comm_t *comm, size_t from, size_t to, size_t bytes) {
+static int reduce_where_tensors_lie(hv_comm_t *comm, size_t from, size_t to, size_t bytes) {
   if (comm->algo.transport.size == 1 || !hv__allreduce_shm_usable(&comm->algo) ||
       hv__allreduce_select(&comm->algo, comm->config.allreduce_algo, bytes)->id != HV__ALGO_SHM)
     return 0;
@@ -94,7 +94,7 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t from, size_t to) 
   size_t total = 0;
   for (size_t i = from; i < to; i++) total += comm->exec[i].handle->meta.count;
 
-  if (reduce_in_place_of_tensors(comm, from, to, total * wes)) {
+  if (reduce_where_tensors_lie(comm, from, to, total * wes)) {
     HV_CHECK(pieces_reserve(comm, to - from));
     size_t start = 0;
     for (size_t i = from; i < to; i++) {

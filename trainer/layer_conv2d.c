@@ -36,14 +36,16 @@ static void dnnl_give_up(layer_t *l) {
 #endif
 
 /* NCHW copies for the im2col fallback when the model keeps blocked activations:
- * x, y, then dx, dy (allocated on the first fallback, which oneDNN makes rare). */
-static real_t *plain_copies(layer_t *l, const model_t *m) {
+ * x, y, then dx, dy (allocated on the first fallback, which oneDNN makes rare). NULL,
+ * with the model failed (model_forward returns NULL from then on), without memory. */
+static real_t *plain_copies(layer_t *l, model_t *m) {
   if (!l->plain) {
     const size_t in = (size_t)m->max_batch * layer_in_size(l), out = (size_t)m->max_batch * layer_out_size(l);
     l->plain = malloc(2 * (in + out) * sizeof(real_t));
     if (!l->plain) {
-      fprintf(stderr, "hv trainer: conv2d '%s': no memory for the NCHW copies of its im2col fallback\n", l->name);
-      exit(EXIT_FAILURE);
+      snprintf(m->err, sizeof m->err, "conv2d '%s': oneDNN refused it and there is no memory for its im2col "
+               "fallback's NCHW copies", l->name);
+      m->failed = 1;
     }
   }
   return l->plain;
@@ -116,7 +118,9 @@ static void conv_forward(layer_t *l, model_t *m, int train) {
     conv2d_forward(&s, model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l), l->out, m->ws, m->ws_elems);
     return;
   }
-  real_t *x = plain_copies(l, m), *y = x + (size_t)m->max_batch * layer_in_size(l);
+  real_t *x = plain_copies(l, m);
+  if (!x) return;
+  real_t *y = x + (size_t)m->max_batch * layer_in_size(l);
   const real_t *src = model_src(m, l->in[0]);
   if (src_blocked) layout_from_blocked(s.n, s.c, s.h * s.w, src, x);
   conv2d_forward(&s, src_blocked ? x : src, layer_w(m, l), layer_b(m, l), l->blocked ? y : l->out, m->ws,
@@ -144,7 +148,9 @@ static void conv_backward(layer_t *l, model_t *m) {
     return;
   }
   const size_t max_in = (size_t)m->max_batch * layer_in_size(l), max_out = (size_t)m->max_batch * layer_out_size(l);
-  real_t *x = plain_copies(l, m), *dx_plain = x + max_in + max_out, *dy_plain = dx_plain + max_in;
+  real_t *x = plain_copies(l, m);
+  if (!x) return;
+  real_t *dx_plain = x + max_in + max_out, *dy_plain = dx_plain + max_in;
   const real_t *src = model_src(m, l->in[0]);
   if (src_blocked) layout_from_blocked(s.n, s.c, s.h * s.w, src, x);
   if (l->blocked) layout_from_blocked(s.n, s.k, s.ho * s.wo, l->dout, dy_plain);

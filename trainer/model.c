@@ -339,8 +339,8 @@ const real_t *model_forward(model_t *m, const real_t *x, int n, int train) {
   }
   m->input = x;
   m->batch = n;
-  for (int i = 0; i < m->n_layers; i++) m->layers[i].ops->forward(&m->layers[i], m, train);
-  return m->layers[m->n_layers - 1].out;
+  for (int i = 0; i < m->n_layers && !m->failed; i++) m->layers[i].ops->forward(&m->layers[i], m, train);
+  return m->failed ? NULL : m->layers[m->n_layers - 1].out;
 }
 
 double model_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int *correct) {

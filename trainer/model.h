@@ -43,6 +43,7 @@ typedef struct model {
   rng_t rng;                /* initialisation and dropout masks */
   int blocked_layout;       /* activations between convolutions in oneDNN's nChw16c */
   int conv_fallback_test;   /* tests only: convolutions take their im2col fallback */
+  int failed;               /* a layer could not run (err says why): model_forward returns NULL */
   int finalized;
   char err[256];
 } model_t;
@@ -72,7 +73,8 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed);
 void model_init_params(model_t *m, uint64_t seed);
 
 /* Forward pass of n <= max_batch images; returns the last layer's output (N, classes),
- * or NULL with m->err set when n is outside 1..max_batch.
+ * or NULL with m->err set when n is outside 1..max_batch or a layer could not run
+ * (m->failed: then every later call fails too, backward's failures included).
  * train: batch statistics and dropout; else running statistics, no dropout. */
 const real_t *model_forward(model_t *m, const real_t *x /* (N, C, H, W) */, int n, int train);
 
