@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cuda/cuda_internal.h"
 #include "hv_internal.h"
 #include "hv_mpi.h"
 #include "timeline.h"
@@ -24,6 +25,7 @@ static void comm_destroy(hv_comm_t *comm) {
   hv__algo_ctx_free(&comm->algo_local);
   hv__algo_ctx_free(&comm->algo_cross);
   hv__shm_destroy(&comm->shm);
+  hv__cuda_free(comm);
   hv__map_free(&comm->pending);
   hv__map_free(&comm->names_in_flight);
   free(comm->pending_list);
@@ -152,7 +154,7 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   if ((rc = hv__fault_init(comm)) != HV_SUCCESS ||
       (rc = hv__algo_ctx_init(&comm->algo, comm, comm->mpi)) != HV_SUCCESS ||
       (rc = hv__algo_ctx_init(&comm->bench_algo, comm, comm->bench_mpi)) != HV_SUCCESS ||
-      (rc = split_nodes(comm)) != HV_SUCCESS)
+      (rc = split_nodes(comm)) != HV_SUCCESS || (rc = hv__cuda_init(comm)) != HV_SUCCESS)
     goto fail;
   if (hv__cache_init(&comm->cache, comm->config.cache_capacity, comm->size)) goto oom;
   size_t words = 2 * ((comm->config.cache_capacity + 63) / 64) + 1;

@@ -52,6 +52,7 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
   c->ring_chunk_bytes = 1u << 20;
   c->hierarchical = -1;
   c->shm_slot_bytes = 4u << 20;
+  c->cuda_staging_bytes = 4u << 20;
   c->cache_capacity = 1024;
   c->stall_check_s = 60;
   c->stall_shutdown_s = 0;
@@ -92,6 +93,9 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
   if ((v = getenv("HV_SHM_SLOT_BYTES")) && *v)
     if (hv__parse_size(v, &c->shm_slot_bytes) || (c->shm_slot_bytes && c->shm_slot_bytes < 4096))
       BAD("HV_SHM_SLOT_BYTES", "a size of at least 4K, such as 4M, or 0 to disable shared memory");
+  if ((v = getenv("HV_CUDA_STAGING_BYTES")) && *v)
+    if (hv__parse_size(v, &c->cuda_staging_bytes) || c->cuda_staging_bytes < 4096)
+      BAD("HV_CUDA_STAGING_BYTES", "a size of at least 4K, such as 4M");
   if ((v = getenv("HV_TIMEOUT")) && *v)
     if (parse_seconds(v, &c->timeout_s)) BAD("HV_TIMEOUT", "seconds, 0 to wait forever");
   if ((v = getenv("HV_ALLREDUCE_ALGO")) && *v) {

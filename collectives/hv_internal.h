@@ -97,6 +97,7 @@ struct hv_comm {
   hv__algo_ctx_t algo_local, algo_cross; /* hierarchical phases (shared by both) */
   hv__shm_t shm; /* the node's shared-memory region (shm.header NULL: none) */
   struct hv__fault *fault; /* lost and stopped peers, fault notices, shutdown reason (fault.c) */
+  struct hv__cuda *cuda;   /* hv_cuda.h's state (cuda/cuda_comm.c), NULL in builds without it */
 
   /* user side, guarded by mutex */
   pthread_mutex_t mutex;

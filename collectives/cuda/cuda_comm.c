@@ -1,0 +1,419 @@
+/* cuda_comm.c: the collectives of hv_cuda.h on device buffers: NCCL within the node,
+ * MPI across nodes (directly when the MPI library is CUDA-aware, else through the
+ * pipelined host staging of staged_allreduce.c), hierarchical allreduce on several
+ * nodes. Built when the CUDA toolkit has NCCL (HV_ENABLE_NCCL).
+ *
+ * State per communicator (struct hv__cuda): duplicates of the node and cross-node MPI
+ * communicators, made at hv_init so that these calls (on the caller's thread) never
+ * share a communicator with the background engine; the node's NCCL communicator, a
+ * copy stream, events and the pinned staging slots, made at the first call (every
+ * rank makes its first call together: NCCL's ordering rule). */
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
+#include "cuda_internal.h"
+#include "hv_cuda.h"
+#include "hv_internal.h"
+#include "reduce.h"
+#include "staged_allreduce.h"
+
+struct hv__cuda {
+  MPI_Comm all, local, cross; /* duplicates of the communicator's: this thread's own */
+  int ready;      /* NCCL and the staging are set up */
+  hv_result_t broken; /* an earlier failure (aborted communicator): every call fails with it */
+  int device;
+  ncclComm_t nccl;
+  cudaStream_t copy_stream;
+  cudaEvent_t phase, to_host[HV__STAGE_SLOTS], to_buffer[HV__STAGE_SLOTS];
+  char *staging; /* HV__STAGE_SLOTS pinned slots of slot_bytes */
+  size_t slot_bytes;
+  void *scratch; /* device scratch (padding for the reduce-scatter), grow-only */
+  size_t scratch_bytes;
+  char *gather_host; /* pinned, grow-only: the staged allgather */
+  size_t gather_bytes;
+  int cuda_aware_mpi;
+};
+
+int hv_cuda_available(void) {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+hv_result_t hv__cuda_init(hv_comm_t *comm) {
+  hv__cuda_t *c = calloc(1, sizeof *c);
+  if (!c) return hv__set_error(comm, HV_ERR_NO_MEMORY, "out of memory creating the CUDA state");
+  c->all = c->local = c->cross = MPI_COMM_NULL;
+  comm->cuda = c;
+  HV_MPI_CHECK(comm, MPI_Comm_dup(comm->mpi, &c->all));
+  HV_MPI_CHECK(comm, MPI_Comm_dup(comm->local, &c->local));
+  HV_MPI_CHECK(comm, MPI_Comm_dup(comm->cross, &c->cross));
+  MPI_Comm_set_errhandler(c->all, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(c->local, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(c->cross, MPI_ERRORS_RETURN);
+  return HV_SUCCESS;
+}
+
+void hv__cuda_free(hv_comm_t *comm) {
+  hv__cuda_t *c = comm->cuda;
+  if (!c) return;
+  if (c->ready) {
+    if (c->broken == HV_SUCCESS) ncclCommDestroy(c->nccl);
+    cudaEventDestroy(c->phase);
+    for (int i = 0; i < HV__STAGE_SLOTS; i++) cudaEventDestroy(c->to_host[i]), cudaEventDestroy(c->to_buffer[i]);
+    cudaStreamDestroy(c->copy_stream);
+    cudaFreeHost(c->staging);
+    cudaFreeHost(c->gather_host);
+    cudaFree(c->scratch);
+  }
+  if (comm->async_error == HV_SUCCESS && c->broken == HV_SUCCESS) {
+    if (c->all != MPI_COMM_NULL) MPI_Comm_free(&c->all);
+    if (c->local != MPI_COMM_NULL) MPI_Comm_free(&c->local);
+    if (c->cross != MPI_COMM_NULL) MPI_Comm_free(&c->cross);
+  }
+  free(c);
+  comm->cuda = NULL;
+}
+
+#define CUDA_CHECK(comm, call)                                                                          \
+  do {                                                                                                  \
+    cudaError_t cuda_rc_ = (call);                                                                      \
+    if (cuda_rc_ != cudaSuccess)                                                                        \
+      return hv__set_error((comm), HV_ERR_CUDA, "rank %d: %s failed: %s", (comm)->rank, #call,           \
+                           cudaGetErrorString(cuda_rc_));                                               \
+  } while (0)
+
+/* An NCCL failure leaves the node's communicator unusable: abort it, remember why. */
+static hv_result_t nccl_failed(hv_comm_t *comm, ncclResult_t rc, const char *what) {
+  hv__cuda_t *c = comm->cuda;
+  if (c->ready && c->broken == HV_SUCCESS) ncclCommAbort(c->nccl);
+  c->broken = hv__set_error(comm, HV_ERR_NCCL, "rank %d: %s failed: %s (%s); the node's NCCL communicator is aborted",
+                            comm->rank, what, ncclGetErrorString(rc), ncclGetLastError(NULL));
+  return c->broken;
+}
+
+#define NCCL_CHECK(comm, call)                                  \
+  do {                                                          \
+    ncclResult_t nccl_rc_ = (call);                             \
+    if (nccl_rc_ != ncclSuccess) return nccl_failed((comm), nccl_rc_, #call); \
+  } while (0)
+
+/* Waits until query() stops saying "not ready", bounded by HV_TIMEOUT, and fails when
+ * NCCL reports an asynchronous error (a peer's failure) meanwhile: then the
+ * communicator is aborted, which also ends its kernels that wait for the peer. */
+static hv_result_t wait_gpu(hv_comm_t *comm, cudaError_t (*query)(void *), void *what_obj, const char *what) {
+  hv__cuda_t *c = comm->cuda;
+  const double start = hv__now_us(), timeout_us = comm->config.timeout_s * 1e6;
+  for (unsigned iter = 0;; iter++) {
+    cudaError_t rc = query(what_obj);
+    if (rc == cudaSuccess) return HV_SUCCESS;
+    if (rc != cudaErrorNotReady)
+      return hv__set_error(comm, HV_ERR_CUDA, "rank %d: %s: %s", comm->rank, what, cudaGetErrorString(rc));
+    if ((iter & 255) != 255) continue;
+    if (c->ready) {
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(c->nccl, &async);
+      if (async != ncclSuccess && async != ncclInProgress) return nccl_failed(comm, async, what);
+    }
+    const double waited = hv__now_us() - start;
+    if (timeout_us > 0 && waited > timeout_us) {
+      if (c->ready && c->broken == HV_SUCCESS) ncclCommAbort(c->nccl);
+      c->broken = hv__set_error(comm, HV_ERR_TIMEOUT,
+                                "rank %d: %s did not complete within HV_TIMEOUT=%g s: a peer stopped answering; the "
+                                "node's NCCL communicator is aborted", comm->rank, what, comm->config.timeout_s);
+      return c->broken;
+    }
+    if (waited > 50) sched_yield();
+  }
+}
+
+static cudaError_t query_event(void *e) { return cudaEventQuery((cudaEvent_t)e); }
+static cudaError_t query_stream(void *s) { return cudaStreamQuery((cudaStream_t)s); }
+
+static hv_result_t set_up(hv_comm_t *comm) {
+  hv__cuda_t *c = comm->cuda;
+  if (c->ready) return HV_SUCCESS;
+  CUDA_CHECK(comm, cudaGetDevice(&c->device));
+  ncclUniqueId id;
+  if (comm->local_rank == 0) NCCL_CHECK(comm, ncclGetUniqueId(&id));
+  MPI_Request req;
+  HV_MPI_CHECK(comm, MPI_Ibcast(&id, sizeof id, MPI_BYTE, 0, c->local, &req));
+  HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "the broadcast of the node's NCCL id", 1));
+  ncclResult_t rc = ncclCommInitRank(&c->nccl, comm->local_size, id, comm->local_rank);
+  if (rc != ncclSuccess)
+    return hv__set_error(comm, HV_ERR_NCCL,
+                         "rank %d: ncclCommInitRank over the %d ranks of this node failed: %s (%s). NCCL needs one GPU "
+                         "per rank within a node: give each rank its own device (hvrun sets CUDA_VISIBLE_DEVICES), "
+                         "or emulate nodes with HV_RANKS_PER_NODE=1",
+                         comm->rank, comm->local_size, ncclGetErrorString(rc), ncclGetLastError(NULL));
+  c->ready = 1;
+  CUDA_CHECK(comm, cudaStreamCreateWithFlags(&c->copy_stream, cudaStreamNonBlocking));
+  CUDA_CHECK(comm, cudaEventCreateWithFlags(&c->phase, cudaEventDisableTiming));
+  for (int i = 0; i < HV__STAGE_SLOTS; i++) {
+    CUDA_CHECK(comm, cudaEventCreateWithFlags(&c->to_host[i], cudaEventDisableTiming));
+    CUDA_CHECK(comm, cudaEventCreateWithFlags(&c->to_buffer[i], cudaEventDisableTiming));
+  }
+  c->slot_bytes = comm->config.cuda_staging_bytes;
+  CUDA_CHECK(comm, cudaMallocHost((void **)&c->staging, HV__STAGE_SLOTS * c->slot_bytes));
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  c->cuda_aware_mpi = MPIX_Query_cuda_support();
+#endif
+  return HV_SUCCESS;
+}
+
+static ncclDataType_t nccl_type(hv_dtype_t t) {
+  static const ncclDataType_t map[HV_NUM_DTYPES] = {ncclUint8,    ncclInt8,    ncclInt32,   ncclInt64,
+                                                    ncclFloat16,  ncclBfloat16, ncclFloat32, ncclFloat64};
+  return map[t];
+}
+
+static ncclRedOp_t nccl_op(hv_op_t op) {
+  static const ncclRedOp_t map[HV_NUM_OPS] = {ncclSum, ncclAvg, ncclMin, ncclMax, ncclProd};
+  return map[op];
+}
+
+/* The staging copier over CUDA: copies to the host on the copy stream (which waits
+ * for the phase before), copies back on the caller's stream (so what follows there is
+ * ordered after them). */
+typedef struct copier_ctx {
+  hv_comm_t *comm;
+  cudaStream_t stream;
+} copier_ctx_t;
+
+static hv_result_t cp_to_host(void *ctx, int slot, void *host, const void *src, size_t bytes) {
+  copier_ctx_t *x = ctx;
+  hv__cuda_t *c = x->comm->cuda;
+  CUDA_CHECK(x->comm, cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, c->copy_stream));
+  CUDA_CHECK(x->comm, cudaEventRecord(c->to_host[slot], c->copy_stream));
+  return HV_SUCCESS;
+}
+
+static hv_result_t cp_to_host_wait(void *ctx, int slot) {
+  copier_ctx_t *x = ctx;
+  return wait_gpu(x->comm, query_event, x->comm->cuda->to_host[slot], "a device-to-host staging copy");
+}
+
+static hv_result_t cp_to_buffer(void *ctx, int slot, void *dst, const void *host, size_t bytes) {
+  copier_ctx_t *x = ctx;
+  hv__cuda_t *c = x->comm->cuda;
+  CUDA_CHECK(x->comm, cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, x->stream));
+  CUDA_CHECK(x->comm, cudaEventRecord(c->to_buffer[slot], x->stream));
+  return HV_SUCCESS;
+}
+
+static hv_result_t cp_to_buffer_wait(void *ctx, int slot) {
+  copier_ctx_t *x = ctx;
+  return wait_gpu(x->comm, query_event, x->comm->cuda->to_buffer[slot], "a host-to-device staging copy");
+}
+
+/* Allreduce of buf (device) among the ranks of c->cross: MPI on the device pointer when
+ * MPI is CUDA-aware (AVERAGE excepted: its division is done on the host), else staged. */
+static hv_result_t cross_allreduce(hv_comm_t *comm, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op,
+                                   cudaStream_t stream) {
+  hv__cuda_t *c = comm->cuda;
+  if (comm->cross_size == 1 || count == 0) return HV_SUCCESS;
+  const hv_op_t wire_op = op == HV_AVERAGE ? HV_SUM : op;
+  if (c->cuda_aware_mpi && op != HV_AVERAGE && count <= (size_t)1 << 30) {
+    CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
+    HV_CHECK(wait_gpu(comm, query_event, c->phase, "the node phase before a cross-node allreduce"));
+    MPI_Request req;
+    HV_MPI_CHECK(comm, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, hv__mpi_datatype(dtype),
+                                      hv__mpi_op(dtype, wire_op), c->cross, &req));
+    return hv__mpi_wait_all(comm, 1, &req, "the cross-node allreduce of a device buffer", 0);
+  }
+  /* The copies to the host wait for the node phase already on the caller's stream. */
+  CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
+  CUDA_CHECK(comm, cudaStreamWaitEvent(c->copy_stream, c->phase, 0));
+  copier_ctx_t x = {comm, stream};
+  hv__stage_copier_t cp = {&x, cp_to_host, cp_to_host_wait, cp_to_buffer, cp_to_buffer_wait};
+  return hv__staged_allreduce(comm, c->cross, &cp, buf, count, dtype, wire_op,
+                              op == HV_AVERAGE ? (double)comm->size : 0, c->staging, c->slot_bytes);
+}
+
+static hv_result_t scratch_reserve(hv_comm_t *comm, size_t bytes) {
+  hv__cuda_t *c = comm->cuda;
+  if (bytes <= c->scratch_bytes) return HV_SUCCESS;
+  cudaFree(c->scratch);
+  c->scratch = NULL;
+  c->scratch_bytes = 0;
+  CUDA_CHECK(comm, cudaMalloc(&c->scratch, bytes));
+  c->scratch_bytes = bytes;
+  return HV_SUCCESS;
+}
+
+/* Checks common to every call, then that every rank called the same collective with
+ * the same count, dtype and op (or root): one small MPI allreduce of the values and
+ * their negations gives everyone the range of each, so every rank fails alike. */
+enum { COLL_ALLREDUCE = 1, COLL_ALLGATHER, COLL_BROADCAST };
+static const char *const coll_names[] = {"", "hv_allreduce_cuda", "hv_allgather_cuda", "hv_broadcast_cuda"};
+
+static hv_result_t begin(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dtype, int op_or_root) {
+  const char *name = coll_names[coll];
+  if (!comm) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "%s: communicator is NULL (call hv_init first)", name);
+  hv__cuda_t *c = comm->cuda;
+  if (!c) return hv__set_error(comm, HV_ERR_UNSUPPORTED, "%s: the communicator has no GPU state", name);
+  if (c->broken != HV_SUCCESS)
+    return hv__set_error(comm, c->broken, "%s: an earlier failure ended this communicator's GPU collectives",
+                         name);
+  long long v[8] = {coll, (long long)count, (long long)dtype, op_or_root};
+  for (int i = 0; i < 4; i++) v[4 + i] = -v[i];
+  MPI_Request req;
+  HV_MPI_CHECK(comm, MPI_Iallreduce(MPI_IN_PLACE, v, 8, MPI_LONG_LONG, MPI_MAX, c->all, &req));
+  HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "the argument check of a GPU collective", 1));
+  static const char *const what[] = {"collective", "count", "dtype", "op or root"};
+  for (int i = 0; i < 4; i++)
+    if (v[i] != -v[4 + i])
+      return hv__set_error(comm, HV_ERR_MISMATCH,
+                           "rank %d: %s (count %zu, dtype %s, %s %d) does not match the other ranks' call: their "
+                           "%s ranges from %lld to %lld",
+                           comm->rank, name, count, (unsigned)dtype < HV_NUM_DTYPES ? hv_dtype_name(dtype) : "?",
+                           coll == COLL_BROADCAST ? "root" : "op", op_or_root, what[i], -v[4 + i], v[i]);
+  return set_up(comm);
+}
+
+hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                              hv_op_t op, void *stream_arg) {
+  if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS || (count && !recvbuf)))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_allreduce_cuda: bad dtype, op or NULL recvbuf");
+  if (comm && op == HV_AVERAGE && !hv__dtype_is_float(dtype))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_allreduce_cuda: HV_AVERAGE needs a float dtype, not %s",
+                         hv_dtype_name(dtype));
+  HV_CHECK(begin(comm, COLL_ALLREDUCE, count, dtype, op));
+  hv__cuda_t *c = comm->cuda;
+  cudaStream_t stream = (cudaStream_t)stream_arg;
+  if (!sendbuf) sendbuf = recvbuf;
+  if (count == 0) return HV_SUCCESS;
+  const size_t es = hv_dtype_size(dtype);
+  const int l = comm->local_size, r = comm->local_rank;
+  if (comm->cross_size == 1) { /* one node: NCCL alone */
+    NCCL_CHECK(comm, ncclAllReduce(sendbuf, recvbuf, count, nccl_type(dtype), nccl_op(op), c->nccl, stream));
+    return HV_SUCCESS;
+  }
+  if (l == 1 || !comm->algo.uniform_nodes) {
+    /* One rank per node, or nodes of different sizes: NCCL reduces the node (a copy for
+     * one rank), local rank 0 of every node reduces across nodes, NCCL broadcasts. */
+    const hv_op_t node_op = op == HV_AVERAGE ? HV_SUM : op;
+    NCCL_CHECK(comm, ncclAllReduce(sendbuf, recvbuf, count, nccl_type(dtype), nccl_op(node_op), c->nccl, stream));
+    if (r == 0) HV_CHECK(cross_allreduce(comm, recvbuf, count, dtype, op, stream));
+    if (l > 1) NCCL_CHECK(comm, ncclBroadcast(recvbuf, recvbuf, count, nccl_type(dtype), 0, c->nccl, stream));
+    return HV_SUCCESS;
+  }
+  /* Hierarchical: reduce-scatter in the node, allreduce of my segment across nodes,
+   * allgather in the node. Segments are count / l rounded up; a count that does not
+   * divide goes through padded device scratch. */
+  const size_t seg = (count + (size_t)l - 1) / (size_t)l, padded = seg * (size_t)l;
+  char *work = recvbuf;
+  const hv_op_t node_op = op == HV_AVERAGE ? HV_SUM : op;
+  if (padded != count) {
+    HV_CHECK(scratch_reserve(comm, padded * es));
+    work = c->scratch;
+    CUDA_CHECK(comm, cudaMemcpyAsync(work, sendbuf, count * es, cudaMemcpyDeviceToDevice, stream));
+    CUDA_CHECK(comm, cudaMemsetAsync(work + count * es, 0, (padded - count) * es, stream));
+    sendbuf = work;
+  }
+  char *mine = work + (size_t)r * seg * es;
+  NCCL_CHECK(comm, ncclReduceScatter(sendbuf, mine, seg, nccl_type(dtype), nccl_op(node_op), c->nccl, stream));
+  HV_CHECK(cross_allreduce(comm, mine, seg, dtype, op, stream));
+  NCCL_CHECK(comm, ncclAllGather(mine, work, seg, nccl_type(dtype), c->nccl, stream));
+  if (work != (char *)recvbuf)
+    CUDA_CHECK(comm, cudaMemcpyAsync(recvbuf, work, count * es, cudaMemcpyDeviceToDevice, stream));
+  return HV_SUCCESS;
+}
+
+/* A grow-only pinned host buffer for the staged allgather. */
+static hv_result_t gather_reserve(hv_comm_t *comm, size_t bytes) {
+  hv__cuda_t *c = comm->cuda;
+  if (bytes <= c->gather_bytes) return HV_SUCCESS;
+  cudaFreeHost(c->gather_host);
+  c->gather_host = NULL;
+  c->gather_bytes = 0;
+  CUDA_CHECK(comm, cudaMallocHost((void **)&c->gather_host, bytes));
+  c->gather_bytes = bytes;
+  return HV_SUCCESS;
+}
+
+hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                              void *stream_arg) {
+  if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (count && (!sendbuf || !recvbuf))))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_allgather_cuda: bad dtype or NULL buffer");
+  HV_CHECK(begin(comm, COLL_ALLGATHER, count, dtype, 0));
+  hv__cuda_t *c = comm->cuda;
+  cudaStream_t stream = (cudaStream_t)stream_arg;
+  const size_t es = hv_dtype_size(dtype), bytes = count * es;
+  if (count == 0) return HV_SUCCESS;
+  if (comm->cross_size == 1) {
+    NCCL_CHECK(comm, ncclAllGather(sendbuf, recvbuf, count, nccl_type(dtype), c->nccl, stream));
+    return HV_SUCCESS;
+  }
+  /* Several nodes: through the host (or device memory, CUDA-aware), in rank order over
+   * every rank of the job. */
+  if (bytes > (size_t)1 << 30)
+    return hv__set_error(comm, HV_ERR_UNSUPPORTED, "hv_allgather_cuda: %zu bytes per rank across nodes; at most 1 GiB",
+                         bytes);
+  char *dst = recvbuf;
+  if (c->cuda_aware_mpi) {
+    CUDA_CHECK(comm, cudaMemcpyAsync(dst + (size_t)comm->rank * bytes, sendbuf, bytes, cudaMemcpyDeviceToDevice,
+                                     stream));
+  } else {
+    HV_CHECK(gather_reserve(comm, bytes * (size_t)comm->size));
+    dst = c->gather_host;
+    CUDA_CHECK(comm, cudaMemcpyAsync(dst + (size_t)comm->rank * bytes, sendbuf, bytes, cudaMemcpyDeviceToHost,
+                                     stream));
+  }
+  CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
+  HV_CHECK(wait_gpu(comm, query_event, c->phase, "the copy before a cross-node allgather"));
+  MPI_Request req;
+  HV_MPI_CHECK(comm, MPI_Iallgather(MPI_IN_PLACE, 0, MPI_BYTE, dst, (int)bytes, MPI_BYTE, c->all, &req));
+  HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "the cross-node allgather of a device buffer", 0));
+  if (!c->cuda_aware_mpi) {
+    CUDA_CHECK(comm, cudaMemcpyAsync(recvbuf, dst, bytes * (size_t)comm->size, cudaMemcpyHostToDevice, stream));
+    /* The pinned buffer is the next call's: the copy must have read it first. */
+    CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
+    HV_CHECK(wait_gpu(comm, query_event, c->phase, "the copy after a cross-node allgather"));
+  }
+  return HV_SUCCESS;
+}
+
+hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype_t dtype, int root,
+                              void *stream_arg) {
+  if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (count && !buf) || root < 0 || root >= comm->size))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_broadcast_cuda: bad dtype, NULL buffer or root %d "
+                         "outside 0..%d", root, comm->size - 1);
+  HV_CHECK(begin(comm, COLL_BROADCAST, count, dtype, root));
+  hv__cuda_t *c = comm->cuda;
+  cudaStream_t stream = (cudaStream_t)stream_arg;
+  if (count == 0) return HV_SUCCESS;
+  if (comm->cross_size == 1) {
+    NCCL_CHECK(comm, ncclBroadcast(buf, buf, count, nccl_type(dtype), root, c->nccl, stream));
+    return HV_SUCCESS;
+  }
+  /* Several nodes: staged through the pinned slots, slot by slot, over every rank. */
+  const size_t bytes = count * hv_dtype_size(dtype);
+  for (size_t done = 0; done < bytes; done += c->slot_bytes) {
+    const size_t len = bytes - done < c->slot_bytes ? bytes - done : c->slot_bytes;
+    char *host = c->staging;
+    if (comm->rank == root)
+      CUDA_CHECK(comm, cudaMemcpyAsync(host, (char *)buf + done, len, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
+    HV_CHECK(wait_gpu(comm, query_event, c->phase, "a staging copy of a cross-node broadcast"));
+    MPI_Request req;
+    HV_MPI_CHECK(comm, MPI_Ibcast(host, (int)len, MPI_BYTE, root, c->all, &req));
+    HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "the cross-node broadcast of a device buffer", 0));
+    if (comm->rank != root)
+      CUDA_CHECK(comm, cudaMemcpyAsync((char *)buf + done, host, len, cudaMemcpyHostToDevice, stream));
+  }
+  CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
+  return wait_gpu(comm, query_event, c->phase, "the last staging copy of a cross-node broadcast");
+}
+
+hv_result_t hv_cuda_wait(hv_comm_t *comm, void *stream) {
+  if (!comm) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_cuda_wait: communicator is NULL");
+  if (!comm->cuda) return hv__set_error(comm, HV_ERR_UNSUPPORTED, "hv_cuda_wait: the communicator has no GPU state");
+  if (comm->cuda->broken != HV_SUCCESS) return comm->cuda->broken;
+  return wait_gpu(comm, query_stream, stream, "a stream with GPU collectives");
+}

@@ -1,0 +1,57 @@
+/* hv_cuda.h: collectives on CUDA device buffers, with the semantics of NCCL's calls:
+ * every rank calls the same collectives in the same order on the communicator; the
+ * caller's CUDA stream (a cudaStream_t, passed as void * so that this header needs no
+ * CUDA headers) orders the work, and a call returns once the work is ordered after
+ * what the stream already holds. Buffers are device pointers of the current device
+ * (cudaSetDevice before hv_init, or CUDA_VISIBLE_DEVICES as hvrun sets it).
+ *
+ * Within a node the ranks talk through NCCL (one communicator per node, created at the
+ * first call from a unique id broadcast over MPI). Across nodes MPI carries the data:
+ * directly from device memory when the MPI library is CUDA-aware (asked at run time),
+ * else through pinned host staging slots, pipelined in chunks (HV_CUDA_STAGING_BYTES,
+ * default 4 MiB a slot). Allreduce on several nodes is hierarchical: NCCL
+ * reduce-scatter within the node, MPI allreduce of each rank's segment among the ranks
+ * with the same local rank on every node, NCCL allgather; one node: one NCCL allreduce.
+ * A call that must wait for the GPU before MPI can start (several nodes) returns after
+ * the cross-node phase, with the last NCCL phase enqueued.
+ *
+ * Errors: arguments are checked, and count, dtype and op are compared across ranks
+ * before anything is enqueued (HV_ERR_MISMATCH names both values). hv_cuda_wait()
+ * waits for a stream with the communicator's HV_TIMEOUT and checks NCCL's asynchronous
+ * errors (ncclCommGetAsyncError): a failed or stuck NCCL communicator is aborted and
+ * the call fails instead of hanging; every later call on it fails too.
+ *
+ * Built without CUDA or NCCL, every call fails with HV_ERR_UNSUPPORTED; so does a
+ * machine without a GPU (hv_cuda_available() says which). */
+#ifndef HV_CUDA_H
+#define HV_CUDA_H
+
+#include <stddef.h>
+
+#include "hv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when this build has the GPU path and a CUDA device is visible, else 0. */
+int hv_cuda_available(void);
+
+/* recvbuf = op over ranks of sendbuf (count elements each); sendbuf == recvbuf is in
+ * place. HV_AVERAGE for float dtypes. */
+hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                              hv_op_t op, void *stream);
+/* recvbuf (count * size elements) = every rank's sendbuf (count elements) in rank order. */
+hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                              void *stream);
+/* buf (count elements) = root's buf on every rank. */
+hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype_t dtype, int root, void *stream);
+
+/* Waits until stream has drained, bounded by HV_TIMEOUT, checking the communicator's
+ * NCCL state meanwhile (see above). */
+hv_result_t hv_cuda_wait(hv_comm_t *comm, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

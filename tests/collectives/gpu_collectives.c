@@ -1,0 +1,149 @@
+/* gpu_collectives.c: hv_cuda.h on device buffers under mpirun, with exact values
+ * (small integers, so every reduction order gives the same result): allreduce of
+ * every dtype with sum, max and average (float dtypes), in and out of place, for counts
+ * that do and do not divide by the ranks of a node; allgather; broadcast from the
+ * first and the last rank; a count that differs on one rank fails on every rank with
+ * HV_ERR_MISMATCH and leaves the communicator usable. Device buffers are poisoned
+ * before each call, so elements left unwritten show. Rank i uses device i mod the
+ * device count; with more ranks on a node than devices (NCCL needs one each), or no
+ * GPU, or a build without the GPU path, the test reports itself skipped (exit 77).
+ * Run one node (NCCL alone), and emulated nodes (HV_RANKS_PER_NODE: staged MPI
+ * between them, hierarchical with several ranks per node). */
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hv.h"
+#include "hv_cuda.h"
+#include "hv_mpi.h"
+#include "test_util.h"
+
+#define SKIP 77
+
+static int R, N;
+
+static double input(hv_op_t op, int r, size_t i) {
+  if (op == HV_AVERAGE) return (double)N * (double)((i + (size_t)r) % 4);
+  return (double)((i * 7 + (size_t)r * 3) % 5 + 1);
+}
+
+static double expected(hv_op_t op, size_t i) {
+  double acc = op == HV_MAX ? -1e300 : 0;
+  for (int r = 0; r < N; r++) acc = op == HV_MAX ? (input(op, r, i) > acc ? input(op, r, i) : acc) : acc + input(op, r, i);
+  return op == HV_AVERAGE ? acc / N : acc;
+}
+
+static int cuda_ok(cudaError_t rc, const char *what) {
+  CHECK(rc == cudaSuccess, "%s: %s", what, cudaGetErrorString(rc));
+  return rc == cudaSuccess;
+}
+
+static void test_allreduce(hv_comm_t *comm, cudaStream_t stream, size_t count, hv_dtype_t dt, hv_op_t op, int inplace) {
+  const size_t es = hv_dtype_size(dt), bytes = count * es + es;
+  char *host = malloc(bytes), *dsend = NULL, *drecv = NULL;
+  for (size_t i = 0; i < count; i++) elem_set(host, dt, i, input(op, R, i));
+  if (!cuda_ok(cudaMalloc((void **)&dsend, bytes), "cudaMalloc") || !cuda_ok(cudaMalloc((void **)&drecv, bytes), "cudaMalloc"))
+    return;
+  cuda_ok(cudaMemcpy(dsend, host, count * es, cudaMemcpyHostToDevice), "copy in");
+  cuda_ok(cudaMemset(drecv, 0x7b, bytes), "poison");
+  if (inplace) cuda_ok(cudaMemcpy(drecv, dsend, count * es, cudaMemcpyDeviceToDevice), "copy in place");
+  CHECK_RC(hv_allreduce_cuda(comm, inplace ? drecv : dsend, drecv, count, dt, op, stream));
+  CHECK_RC(hv_cuda_wait(comm, stream));
+  cuda_ok(cudaMemcpy(host, drecv, count * es, cudaMemcpyDeviceToHost), "copy out");
+  CHECK_ELEMENTS(host, dt, count, expected(op, i), "allreduce %s %s count %zu %s rank %d", hv_dtype_name(dt),
+                 hv_op_name(op), count, inplace ? "in place" : "out of place", R);
+  cudaFree(dsend);
+  cudaFree(drecv);
+  free(host);
+}
+
+static void test_allgather_broadcast(hv_comm_t *comm, cudaStream_t stream, size_t count) {
+  const size_t bytes = count * sizeof(float) + 4;
+  float *host = malloc(bytes * (size_t)N), *dsend = NULL, *drecv = NULL;
+  for (size_t i = 0; i < count; i++) host[i] = (float)(R * 1000 + (int)(i % 997));
+  if (!cuda_ok(cudaMalloc((void **)&dsend, bytes), "cudaMalloc") ||
+      !cuda_ok(cudaMalloc((void **)&drecv, bytes * (size_t)N), "cudaMalloc"))
+    return;
+  cuda_ok(cudaMemcpy(dsend, host, count * sizeof(float), cudaMemcpyHostToDevice), "copy in");
+  cuda_ok(cudaMemset(drecv, 0x7b, bytes * (size_t)N), "poison");
+  CHECK_RC(hv_allgather_cuda(comm, dsend, drecv, count, HV_FLOAT32, stream));
+  CHECK_RC(hv_cuda_wait(comm, stream));
+  cuda_ok(cudaMemcpy(host, drecv, count * sizeof(float) * (size_t)N, cudaMemcpyDeviceToHost), "copy out");
+  CHECK_ELEMENTS(host, HV_FLOAT32, count * (size_t)N, (double)((int)(i / count) * 1000 + (int)(i % count % 997)),
+                 "allgather count %zu rank %d", count, R);
+  const int roots[2] = {0, N - 1};
+  for (int k = 0; k < 2; k++) {
+    for (size_t i = 0; i < count; i++) host[i] = R == roots[k] ? (float)(i % 1013) + 0.5f : -1.0f;
+    cuda_ok(cudaMemcpy(dsend, host, count * sizeof(float), cudaMemcpyHostToDevice), "copy in");
+    CHECK_RC(hv_broadcast_cuda(comm, dsend, count, HV_FLOAT32, roots[k], stream));
+    CHECK_RC(hv_cuda_wait(comm, stream));
+    cuda_ok(cudaMemcpy(host, dsend, count * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
+    CHECK_ELEMENTS(host, HV_FLOAT32, count, (double)(i % 1013) + 0.5, "broadcast root %d count %zu rank %d",
+                   roots[k], count, R);
+  }
+  cudaFree(dsend);
+  cudaFree(drecv);
+  free(host);
+}
+
+int main(int argc, char **argv) {
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &R);
+  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  /* Skip alike on every rank: no GPU path, no GPU, or fewer devices than node ranks. */
+  int devices = 0;
+  if (!hv_cuda_available() || cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
+  hv_comm_t *comm = NULL;
+  int local = 1;
+  if (devices > 0) {
+    MPI_Comm node;
+    const char *per = getenv("HV_RANKS_PER_NODE");
+    if (per && atoi(per) > 0) MPI_Comm_split(MPI_COMM_WORLD, R / atoi(per), R, &node);
+    else MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, R, MPI_INFO_NULL, &node);
+    int lrank;
+    MPI_Comm_rank(node, &lrank);
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+    cudaSetDevice(lrank % devices);
+  }
+  int skip = devices == 0 || local > devices, any_skip = 0;
+  MPI_Allreduce(&skip, &any_skip, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any_skip) {
+    if (R == 0)
+      printf("gpu_collectives: skipped (%s)\n", devices == 0 ? "no GPU, or a build without the GPU path"
+                                                             : "fewer GPUs than ranks on a node");
+    MPI_Finalize();
+    return SKIP;
+  }
+  CHECK_RC(hv_init_from_mpi(MPI_COMM_WORLD, &comm));
+  test_comm = comm;
+  cudaStream_t stream;
+  cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
+  const size_t counts[] = {0, 1, 7, 1000, (1u << 20) + 3};
+  const hv_dtype_t dtypes[] = {HV_FLOAT32, HV_FLOAT16, HV_BFLOAT16, HV_FLOAT64, HV_INT32, HV_INT64, HV_UINT8};
+  const hv_op_t ops[] = {HV_SUM, HV_MAX, HV_AVERAGE};
+  for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
+    for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++)
+      for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
+        if (ops[o] == HV_AVERAGE && (dtypes[d] == HV_INT32 || dtypes[d] == HV_INT64 || dtypes[d] == HV_UINT8)) continue;
+        for (int inplace = 0; inplace < 2; inplace++) test_allreduce(comm, stream, counts[c], dtypes[d], ops[o], inplace);
+      }
+  test_allgather_broadcast(comm, stream, 1000);
+  test_allgather_broadcast(comm, stream, (3u << 20) + 1); /* several staging slots */
+  /* A mismatch fails everywhere, before anything reaches NCCL; the next call works. */
+  float *d = NULL;
+  cuda_ok(cudaMalloc((void **)&d, 64 * sizeof(float)), "cudaMalloc");
+  hv_result_t rc = hv_allreduce_cuda(comm, d, d, R == N - 1 ? 32 : 64, HV_FLOAT32, HV_SUM, stream);
+  CHECK(N == 1 || rc == HV_ERR_MISMATCH, "mismatched counts gave %s", hv_strerror(rc));
+  cudaFree(d);
+  test_allreduce(comm, stream, 1000, HV_FLOAT32, HV_SUM, 0);
+  cudaStreamDestroy(stream);
+  CHECK_RC(hv_shutdown(comm));
+  int total = 0;
+  MPI_Allreduce(&test_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (R == 0) printf("gpu_collectives on %d ranks: %d checks on rank 0, %d failures on all ranks\n", N, test_checks, total);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}
