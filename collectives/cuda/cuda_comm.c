@@ -35,7 +35,7 @@ struct hv__cuda {
   size_t slot_bytes;
   void *scratch; /* device scratch (padding for the reduce-scatter), grow-only */
   size_t scratch_bytes;
-  char *gather_host; /* pinned, grow-only: the staged allgather */
+  void *gather_host; /* pinned, grow-only: the staged allgather */
   size_t gather_bytes;
   int cuda_aware_mpi;
 };
@@ -159,7 +159,9 @@ static hv_result_t set_up(hv_comm_t *comm) {
     CUDA_CHECK(comm, cudaEventCreateWithFlags(&c->to_buffer[i], cudaEventDisableTiming));
   }
   c->slot_bytes = comm->config.cuda_staging_bytes;
-  CUDA_CHECK(comm, cudaMallocHost((void **)&c->staging, HV__STAGE_SLOTS * c->slot_bytes));
+  void *staging = NULL;
+  CUDA_CHECK(comm, cudaMallocHost(&staging, HV__STAGE_SLOTS * c->slot_bytes));
+  c->staging = staging;
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
   c->cuda_aware_mpi = MPIX_Query_cuda_support();
 #endif
@@ -185,31 +187,31 @@ typedef struct copier_ctx {
   cudaStream_t stream;
 } copier_ctx_t;
 
+/* One staging copy: to the host on the copy stream, back on the caller's stream, each
+ * followed by its slot's event. */
+static hv_result_t cp_copy(copier_ctx_t *x, int slot, void *dst, const void *src, size_t bytes, int to_host) {
+  hv__cuda_t *c = x->comm->cuda;
+  cudaStream_t stream = to_host ? c->copy_stream : x->stream;
+  CUDA_CHECK(x->comm, cudaMemcpyAsync(dst, src, bytes, to_host ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice,
+                                      stream));
+  CUDA_CHECK(x->comm, cudaEventRecord(to_host ? c->to_host[slot] : c->to_buffer[slot], stream));
+  return HV_SUCCESS;
+}
+
+static hv_result_t cp_wait(copier_ctx_t *x, int slot, int to_host) {
+  hv__cuda_t *c = x->comm->cuda;
+  return wait_gpu(x->comm, query_event, to_host ? c->to_host[slot] : c->to_buffer[slot],
+                  to_host ? "a device-to-host staging copy" : "a host-to-device staging copy");
+}
+
 static hv_result_t cp_to_host(void *ctx, int slot, void *host, const void *src, size_t bytes) {
-  copier_ctx_t *x = ctx;
-  hv__cuda_t *c = x->comm->cuda;
-  CUDA_CHECK(x->comm, cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, c->copy_stream));
-  CUDA_CHECK(x->comm, cudaEventRecord(c->to_host[slot], c->copy_stream));
-  return HV_SUCCESS;
+  return cp_copy(ctx, slot, host, src, bytes, 1);
 }
-
-static hv_result_t cp_to_host_wait(void *ctx, int slot) {
-  copier_ctx_t *x = ctx;
-  return wait_gpu(x->comm, query_event, x->comm->cuda->to_host[slot], "a device-to-host staging copy");
-}
-
+static hv_result_t cp_to_host_wait(void *ctx, int slot) { return cp_wait(ctx, slot, 1); }
 static hv_result_t cp_to_buffer(void *ctx, int slot, void *dst, const void *host, size_t bytes) {
-  copier_ctx_t *x = ctx;
-  hv__cuda_t *c = x->comm->cuda;
-  CUDA_CHECK(x->comm, cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, x->stream));
-  CUDA_CHECK(x->comm, cudaEventRecord(c->to_buffer[slot], x->stream));
-  return HV_SUCCESS;
+  return cp_copy(ctx, slot, dst, host, bytes, 0);
 }
-
-static hv_result_t cp_to_buffer_wait(void *ctx, int slot) {
-  copier_ctx_t *x = ctx;
-  return wait_gpu(x->comm, query_event, x->comm->cuda->to_buffer[slot], "a host-to-device staging copy");
-}
+static hv_result_t cp_to_buffer_wait(void *ctx, int slot) { return cp_wait(ctx, slot, 0); }
 
 /* Allreduce of buf (device) among the ranks of c->cross: MPI on the device pointer when
  * MPI is CUDA-aware (AVERAGE excepted: its division is done on the host), else staged. */
@@ -235,14 +237,16 @@ static hv_result_t cross_allreduce(hv_comm_t *comm, void *buf, size_t count, hv_
                               op == HV_AVERAGE ? (double)comm->size : 0, c->staging, c->slot_bytes);
 }
 
-static hv_result_t scratch_reserve(hv_comm_t *comm, size_t bytes) {
-  hv__cuda_t *c = comm->cuda;
-  if (bytes <= c->scratch_bytes) return HV_SUCCESS;
-  cudaFree(c->scratch);
-  c->scratch = NULL;
-  c->scratch_bytes = 0;
-  CUDA_CHECK(comm, cudaMalloc(&c->scratch, bytes));
-  c->scratch_bytes = bytes;
+/* Grow-only buffers: device scratch (the padded reduce-scatter) or pinned host memory
+ * (the staged allgather). */
+static hv_result_t reserve(hv_comm_t *comm, void **buf, size_t *have, size_t bytes, int pinned) {
+  if (bytes <= *have) return HV_SUCCESS;
+  if (pinned) cudaFreeHost(*buf);
+  else cudaFree(*buf);
+  *buf = NULL;
+  *have = 0;
+  CUDA_CHECK(comm, pinned ? cudaMallocHost(buf, bytes) : cudaMalloc(buf, bytes));
+  *have = bytes;
   return HV_SUCCESS;
 }
 
@@ -310,7 +314,7 @@ hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbu
   char *work = recvbuf;
   const hv_op_t node_op = op == HV_AVERAGE ? HV_SUM : op;
   if (padded != count) {
-    HV_CHECK(scratch_reserve(comm, padded * es));
+    HV_CHECK(reserve(comm, &c->scratch, &c->scratch_bytes, padded * es, 0));
     work = c->scratch;
     CUDA_CHECK(comm, cudaMemcpyAsync(work, sendbuf, count * es, cudaMemcpyDeviceToDevice, stream));
     CUDA_CHECK(comm, cudaMemsetAsync(work + count * es, 0, (padded - count) * es, stream));
@@ -322,18 +326,6 @@ hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbu
   NCCL_CHECK(comm, ncclAllGather(mine, work, seg, nccl_type(dtype), c->nccl, stream));
   if (work != (char *)recvbuf)
     CUDA_CHECK(comm, cudaMemcpyAsync(recvbuf, work, count * es, cudaMemcpyDeviceToDevice, stream));
-  return HV_SUCCESS;
-}
-
-/* A grow-only pinned host buffer for the staged allgather. */
-static hv_result_t gather_reserve(hv_comm_t *comm, size_t bytes) {
-  hv__cuda_t *c = comm->cuda;
-  if (bytes <= c->gather_bytes) return HV_SUCCESS;
-  cudaFreeHost(c->gather_host);
-  c->gather_host = NULL;
-  c->gather_bytes = 0;
-  CUDA_CHECK(comm, cudaMallocHost((void **)&c->gather_host, bytes));
-  c->gather_bytes = bytes;
   return HV_SUCCESS;
 }
 
@@ -360,7 +352,7 @@ hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbu
     CUDA_CHECK(comm, cudaMemcpyAsync(dst + (size_t)comm->rank * bytes, sendbuf, bytes, cudaMemcpyDeviceToDevice,
                                      stream));
   } else {
-    HV_CHECK(gather_reserve(comm, bytes * (size_t)comm->size));
+    HV_CHECK(reserve(comm, &c->gather_host, &c->gather_bytes, bytes * (size_t)comm->size, 1));
     dst = c->gather_host;
     CUDA_CHECK(comm, cudaMemcpyAsync(dst + (size_t)comm->rank * bytes, sendbuf, bytes, cudaMemcpyDeviceToHost,
                                      stream));

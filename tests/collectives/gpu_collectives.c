@@ -23,17 +23,6 @@
 
 static int R, N;
 
-static double input(hv_op_t op, int r, size_t i) {
-  if (op == HV_AVERAGE) return (double)N * (double)((i + (size_t)r) % 4);
-  return (double)((i * 7 + (size_t)r * 3) % 5 + 1);
-}
-
-static double expected(hv_op_t op, size_t i) {
-  double acc = op == HV_MAX ? -1e300 : 0;
-  for (int r = 0; r < N; r++) acc = op == HV_MAX ? (input(op, r, i) > acc ? input(op, r, i) : acc) : acc + input(op, r, i);
-  return op == HV_AVERAGE ? acc / N : acc;
-}
-
 static int cuda_ok(cudaError_t rc, const char *what) {
   CHECK(rc == cudaSuccess, "%s: %s", what, cudaGetErrorString(rc));
   return rc == cudaSuccess;
@@ -42,7 +31,7 @@ static int cuda_ok(cudaError_t rc, const char *what) {
 static void test_allreduce(hv_comm_t *comm, cudaStream_t stream, size_t count, hv_dtype_t dt, hv_op_t op, int inplace) {
   const size_t es = hv_dtype_size(dt), bytes = count * es + es;
   char *host = malloc(bytes), *dsend = NULL, *drecv = NULL;
-  for (size_t i = 0; i < count; i++) elem_set(host, dt, i, input(op, R, i));
+  for (size_t i = 0; i < count; i++) elem_set(host, dt, i, test_input(op, R, i, N));
   if (!cuda_ok(cudaMalloc((void **)&dsend, bytes), "cudaMalloc") || !cuda_ok(cudaMalloc((void **)&drecv, bytes), "cudaMalloc"))
     return;
   cuda_ok(cudaMemcpy(dsend, host, count * es, cudaMemcpyHostToDevice), "copy in");
@@ -51,7 +40,7 @@ static void test_allreduce(hv_comm_t *comm, cudaStream_t stream, size_t count, h
   CHECK_RC(hv_allreduce_cuda(comm, inplace ? drecv : dsend, drecv, count, dt, op, stream));
   CHECK_RC(hv_cuda_wait(comm, stream));
   cuda_ok(cudaMemcpy(host, drecv, count * es, cudaMemcpyDeviceToHost), "copy out");
-  CHECK_ELEMENTS(host, dt, count, expected(op, i), "allreduce %s %s count %zu %s rank %d", hv_dtype_name(dt),
+  CHECK_ELEMENTS(host, dt, count, test_expected(op, i, N), "allreduce %s %s count %zu %s rank %d", hv_dtype_name(dt),
                  hv_op_name(op), count, inplace ? "in place" : "out of place", R);
   cudaFree(dsend);
   cudaFree(drecv);

@@ -19,28 +19,6 @@
 
 static int R, N;
 
-static double input(hv_op_t op, int r, size_t i) {
-  switch (op) {
-    case HV_PRODUCT: return ((i + (size_t)r) % 3 == 0) ? 2 : 1;
-    case HV_MIN:
-    case HV_MAX: return (double)((i * 3 + (size_t)r * 5) % 11);
-    case HV_AVERAGE: return (double)N * (double)((i + (size_t)r) % 4);
-    default: return (double)((i * 7 + (size_t)r * 3) % 5 + 1);
-  }
-}
-
-static double expected(hv_op_t op, size_t i) {
-  double acc = op == HV_PRODUCT ? 1 : (op == HV_MIN ? 1e300 : (op == HV_MAX ? -1e300 : 0));
-  for (int r = 0; r < N; r++) {
-    double v = input(op, r, i);
-    if (op == HV_PRODUCT) acc *= v;
-    else if (op == HV_MIN) acc = v < acc ? v : acc;
-    else if (op == HV_MAX) acc = v > acc ? v : acc;
-    else acc += v;
-  }
-  return op == HV_AVERAGE ? acc / N : acc;
-}
-
 static size_t counts[16];
 static int ncounts;
 
@@ -71,7 +49,7 @@ static void test_allreduce(hv_comm_t *comm, const char *algo) {
           q->count = counts[c];
           q->send = malloc(q->count * es + 1);
           q->recv = inplace ? q->send : malloc(q->count * es + 1);
-          for (size_t i = 0; i < q->count; i++) elem_set(q->send, (hv_dtype_t)dt, i, input((hv_op_t)op, R, i));
+          for (size_t i = 0; i < q->count; i++) elem_set(q->send, (hv_dtype_t)dt, i, test_input((hv_op_t)op, R, i, N));
           char name[128];
           snprintf(name, sizeof name, "ar.%s.%s.%d.%zu.%s", hv_dtype_name((hv_dtype_t)dt),
                    hv_op_name((hv_op_t)op), c, q->count, inplace ? "in" : "out");
@@ -84,7 +62,7 @@ static void test_allreduce(hv_comm_t *comm, const char *algo) {
         pending_t *q = &p[k];
         hv_result_t rc = q->h ? hv_wait(q->h) : HV_ERR_INVALID_ARGUMENT;
         CHECK(rc == HV_SUCCESS, "allreduce wait: %s %s", hv_strerror(rc), hv_comm_last_error(comm));
-        CHECK_ELEMENTS(q->recv, (hv_dtype_t)dt, q->count, expected((hv_op_t)op, i),
+        CHECK_ELEMENTS(q->recv, (hv_dtype_t)dt, q->count, test_expected((hv_op_t)op, i, N),
                        "algo %s allreduce %s %s count %zu rank %d", algo, hv_dtype_name((hv_dtype_t)dt),
                        hv_op_name((hv_op_t)op), q->count, R);
         if (q->recv != q->send) free(q->recv);
@@ -97,12 +75,12 @@ static void test_allreduce(hv_comm_t *comm, const char *algo) {
   for (int c = 0; c < 3; c++) {
     size_t n = 5000;
     float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-    for (size_t i = 0; i < n; i++) x[i] = (float)input(HV_SUM, R, i);
+    for (size_t i = 0; i < n; i++) x[i] = (float)test_input(HV_SUM, R, i, N);
     hv_allreduce_opts_t opts = {2.0, 0.25, comps[c]};
     char name[64];
     snprintf(name, sizeof name, "scaled.%d", c);
     CHECK_RC(hv_allreduce(comm, name, x, y, n, HV_FLOAT32, HV_SUM, &opts));
-    CHECK_ELEMENTS(y, HV_FLOAT32, n, expected(HV_SUM, i) * 0.5, "algo %s prescale/postscale compression %d", algo, c);
+    CHECK_ELEMENTS(y, HV_FLOAT32, n, test_expected(HV_SUM, i, N) * 0.5, "algo %s prescale/postscale compression %d", algo, c);
     free(x);
     free(y);
   }
@@ -111,9 +89,9 @@ static void test_allreduce(hv_comm_t *comm, const char *algo) {
 static void test_large(hv_comm_t *comm, const char *algo) {
   size_t n = (64u << 20) / sizeof(float);
   float *x = malloc(n * sizeof *x);
-  for (size_t i = 0; i < n; i++) x[i] = (float)input(HV_SUM, R, i);
+  for (size_t i = 0; i < n; i++) x[i] = (float)test_input(HV_SUM, R, i, N);
   CHECK_RC(hv_allreduce(comm, "large.64MiB", x, x, n, HV_FLOAT32, HV_SUM, NULL));
-  CHECK_ELEMENTS(x, HV_FLOAT32, n, expected(HV_SUM, i), "algo %s 64 MiB allreduce", algo);
+  CHECK_ELEMENTS(x, HV_FLOAT32, n, test_expected(HV_SUM, i, N), "algo %s 64 MiB allreduce", algo);
   free(x);
 }
 
@@ -176,10 +154,10 @@ static void test_other_collectives(hv_comm_t *comm) {
       send = malloc(n * es * (size_t)N + 1);
       recv = malloc(n * es + 1);
       for (int op = HV_SUM; op <= HV_MAX; op += 3) {
-        for (size_t i = 0; i < n * (size_t)N; i++) elem_set(send, t, i, input((hv_op_t)op, R, i));
+        for (size_t i = 0; i < n * (size_t)N; i++) elem_set(send, t, i, test_input((hv_op_t)op, R, i, N));
         snprintf(name, sizeof name, "rs.%s.%d.%d", hv_dtype_name(t), c, op);
         CHECK_RC(hv_reducescatter(comm, name, send, recv, n, t, (hv_op_t)op));
-        CHECK_ELEMENTS(recv, t, n, expected((hv_op_t)op, (size_t)R * n + i), "reducescatter %s %s count %zu",
+        CHECK_ELEMENTS(recv, t, n, test_expected((hv_op_t)op, (size_t)R * n + i, N), "reducescatter %s %s count %zu",
                        hv_dtype_name(t), hv_op_name((hv_op_t)op), n);
       }
       free(send);

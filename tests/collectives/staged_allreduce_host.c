@@ -50,17 +50,6 @@ static hv_result_t to_buffer(void *ctx, int slot, void *dst, const void *host, s
 }
 static hv_result_t to_buffer_wait(void *ctx, int slot) { return finish(&((deferred_t *)ctx)->out[slot]); }
 
-static double input(hv_op_t op, int r, size_t i) {
-  if (op == HV_AVERAGE) return (double)N * (double)((i + (size_t)r) % 4);
-  return (double)((i * 7 + (size_t)r * 3) % 5 + 1);
-}
-
-static double expected(hv_op_t op, size_t i) {
-  double acc = op == HV_MAX ? -1e300 : 0;
-  for (int r = 0; r < N; r++) acc = op == HV_MAX ? (input(op, r, i) > acc ? input(op, r, i) : acc) : acc + input(op, r, i);
-  return op == HV_AVERAGE ? acc / N : acc;
-}
-
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -84,7 +73,7 @@ int main(int argc, char **argv) {
         for (size_t si = 0; si < sizeof slot_sizes / sizeof *slot_sizes; si++) {
           const size_t slot = slot_sizes[si];
           char *buf = malloc(count * es + 1), *staging = malloc(HV__STAGE_SLOTS * slot);
-          for (size_t i = 0; i < count; i++) elem_set(buf, dtypes[di], i, input(op, R, i));
+          for (size_t i = 0; i < count; i++) elem_set(buf, dtypes[di], i, test_input(op, R, i, N));
           deferred_t d;
           memset(&d, 0, sizeof d);
           hv__stage_copier_t cp = {&d, to_host, to_host_wait, to_buffer, to_buffer_wait};
@@ -92,7 +81,7 @@ int main(int argc, char **argv) {
                                                 op == HV_AVERAGE ? N : 0, staging, slot);
           CHECK(rc == HV_SUCCESS, "hv__staged_allreduce: %s", hv_comm_last_error(comm));
           for (int s = 0; s < HV__STAGE_SLOTS; s++) CHECK(!d.in[s].busy && !d.out[s].busy, "copies left unwaited");
-          CHECK_ELEMENTS(buf, dtypes[di], count, expected(op, i), "staged %s %s count %zu slot %zu bytes rank %d",
+          CHECK_ELEMENTS(buf, dtypes[di], count, test_expected(op, i, N), "staged %s %s count %zu slot %zu bytes rank %d",
                          hv_dtype_name(dtypes[di]), hv_op_name(op), count, slot, R);
           free(buf);
           free(staging);

@@ -77,4 +77,29 @@ static inline void elem_set(void *buf, hv_dtype_t t, size_t i, double v) {
     if (bad_) test_failures++;                                                         \
   } while (0)
 
+/* Rank r's input element i for op on n ranks: small integers (products of 1s and 2s
+ * for PRODUCT, multiples of n for AVERAGE), so every reduction order gives the exact
+ * test_expected value. */
+static inline double test_input(hv_op_t op, int r, size_t i, int n) {
+  switch (op) {
+    case HV_PRODUCT: return ((i + (size_t)r) % 3 == 0) ? 2 : 1;
+    case HV_MIN:
+    case HV_MAX: return (double)((i * 3 + (size_t)r * 5) % 11);
+    case HV_AVERAGE: return (double)n * (double)((i + (size_t)r) % 4);
+    default: return (double)((i * 7 + (size_t)r * 3) % 5 + 1);
+  }
+}
+
+static inline double test_expected(hv_op_t op, size_t i, int n) {
+  double acc = op == HV_PRODUCT ? 1 : (op == HV_MIN ? 1e300 : (op == HV_MAX ? -1e300 : 0));
+  for (int r = 0; r < n; r++) {
+    double v = test_input(op, r, i, n);
+    if (op == HV_PRODUCT) acc *= v;
+    else if (op == HV_MIN) acc = v < acc ? v : acc;
+    else if (op == HV_MAX) acc = v > acc ? v : acc;
+    else acc += v;
+  }
+  return op == HV_AVERAGE ? acc / n : acc;
+}
+
 #endif
