@@ -41,6 +41,23 @@ int hv_cuda_available(void);
  * place. HV_AVERAGE for float dtypes. */
 hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                               hv_op_t op, void *stream);
+/* One tensor of a group: sendbuf may be NULL or equal recvbuf (in place). */
+typedef struct hv_cuda_tensor {
+  const void *sendbuf;
+  void *recvbuf;
+  size_t count;
+} hv_cuda_tensor_t;
+
+/* Allreduce of n tensors of one dtype as one fused buffer (a DDP bucket): one kernel
+ * packs them all (prescale and, for float32, fp16/bf16 compression fused in), one
+ * allreduce as hv_allreduce_cuda, one kernel unpacks (postscale, and 1/size for
+ * AVERAGE), on a communication stream of the communicator ordered after the caller's
+ * stream by an event, with the caller's stream ordered after it. opts as for
+ * hv_allreduce (NULL: none; compression DEFAULT follows HV_COMPRESSION). Float dtypes;
+ * integers with no scaling; float64 without averaging or scaling. */
+hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *tensors, int n, hv_dtype_t dtype,
+                                    hv_op_t op, const hv_allreduce_opts_t *opts, void *stream);
+
 /* recvbuf (count * size elements) = every rank's sendbuf (count elements) in rank order. */
 hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                               void *stream);

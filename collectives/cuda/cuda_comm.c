@@ -18,6 +18,7 @@
 #endif
 
 #include "cuda_internal.h"
+#include "fusion_kernels.h"
 #include "hv_cuda.h"
 #include "hv_internal.h"
 #include "reduce.h"
@@ -30,7 +31,11 @@ struct hv__cuda {
   int device;
   ncclComm_t nccl;
   cudaStream_t copy_stream;
+  cudaStream_t comm_stream; /* grouped allreduce: pack, reduce, unpack, ordered by events */
   cudaEvent_t phase, to_host[HV__STAGE_SLOTS], to_buffer[HV__STAGE_SLOTS];
+  cudaEvent_t group_in, group_out, entries_copied;
+  void *fused, *entries_dev, *entries_host; /* grouped allreduce: grow-only */
+  size_t fused_bytes, entries_dev_bytes, entries_host_bytes;
   char *staging; /* HV__STAGE_SLOTS pinned slots of slot_bytes */
   size_t slot_bytes;
   void *scratch; /* device scratch (padding for the reduce-scatter), grow-only */
@@ -65,6 +70,13 @@ void hv__cuda_free(hv_comm_t *comm) {
   if (c->ready) {
     if (c->broken == HV_SUCCESS) ncclCommDestroy(c->nccl);
     cudaEventDestroy(c->phase);
+    cudaEventDestroy(c->group_in);
+    cudaEventDestroy(c->group_out);
+    cudaEventDestroy(c->entries_copied);
+    cudaStreamDestroy(c->comm_stream);
+    cudaFree(c->fused);
+    cudaFree(c->entries_dev);
+    cudaFreeHost(c->entries_host);
     for (int i = 0; i < HV__STAGE_SLOTS; i++) cudaEventDestroy(c->to_host[i]), cudaEventDestroy(c->to_buffer[i]);
     cudaStreamDestroy(c->copy_stream);
     cudaFreeHost(c->staging);
@@ -153,7 +165,11 @@ static hv_result_t set_up(hv_comm_t *comm) {
                          comm->rank, comm->local_size, ncclGetErrorString(rc), ncclGetLastError(NULL));
   c->ready = 1;
   CUDA_CHECK(comm, cudaStreamCreateWithFlags(&c->copy_stream, cudaStreamNonBlocking));
+  CUDA_CHECK(comm, cudaStreamCreateWithFlags(&c->comm_stream, cudaStreamNonBlocking));
   CUDA_CHECK(comm, cudaEventCreateWithFlags(&c->phase, cudaEventDisableTiming));
+  CUDA_CHECK(comm, cudaEventCreateWithFlags(&c->group_in, cudaEventDisableTiming));
+  CUDA_CHECK(comm, cudaEventCreateWithFlags(&c->group_out, cudaEventDisableTiming));
+  CUDA_CHECK(comm, cudaEventCreateWithFlags(&c->entries_copied, cudaEventDisableTiming));
   for (int i = 0; i < HV__STAGE_SLOTS; i++) {
     CUDA_CHECK(comm, cudaEventCreateWithFlags(&c->to_host[i], cudaEventDisableTiming));
     CUDA_CHECK(comm, cudaEventCreateWithFlags(&c->to_buffer[i], cudaEventDisableTiming));
@@ -253,8 +269,9 @@ static hv_result_t reserve(hv_comm_t *comm, void **buf, size_t *have, size_t byt
 /* Checks common to every call, then that every rank called the same collective with
  * the same count, dtype and op (or root): one small MPI allreduce of the values and
  * their negations gives everyone the range of each, so every rank fails alike. */
-enum { COLL_ALLREDUCE = 1, COLL_ALLGATHER, COLL_BROADCAST };
-static const char *const coll_names[] = {"", "hv_allreduce_cuda", "hv_allgather_cuda", "hv_broadcast_cuda"};
+enum { COLL_ALLREDUCE = 1, COLL_ALLGATHER, COLL_BROADCAST, COLL_GROUP };
+static const char *const coll_names[] = {"", "hv_allreduce_cuda", "hv_allgather_cuda", "hv_broadcast_cuda",
+                                         "hv_allreduce_cuda_group"};
 
 static hv_result_t begin(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dtype, int op_or_root) {
   const char *name = coll_names[coll];
@@ -280,6 +297,9 @@ static hv_result_t begin(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dty
   return set_up(comm);
 }
 
+static hv_result_t allreduce_device(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                                    hv_dtype_t dtype, hv_op_t op, cudaStream_t stream);
+
 hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                               hv_op_t op, void *stream_arg) {
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS || (count && !recvbuf)))
@@ -288,9 +308,13 @@ hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbu
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_allreduce_cuda: HV_AVERAGE needs a float dtype, not %s",
                          hv_dtype_name(dtype));
   HV_CHECK(begin(comm, COLL_ALLREDUCE, count, dtype, op));
+  return allreduce_device(comm, sendbuf ? sendbuf : recvbuf, recvbuf, count, dtype, op, (cudaStream_t)stream_arg);
+}
+
+/* The allreduce itself, once the call is checked and agreed on (see hv_cuda.h). */
+static hv_result_t allreduce_device(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                                    hv_dtype_t dtype, hv_op_t op, cudaStream_t stream) {
   hv__cuda_t *c = comm->cuda;
-  cudaStream_t stream = (cudaStream_t)stream_arg;
-  if (!sendbuf) sendbuf = recvbuf;
   if (count == 0) return HV_SUCCESS;
   const size_t es = hv_dtype_size(dtype);
   const int l = comm->local_size, r = comm->local_rank;
@@ -401,6 +425,83 @@ hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype
   }
   CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
   return wait_gpu(comm, query_event, c->phase, "the last staging copy of a cross-node broadcast");
+}
+
+/* The grid of one fusion kernel launch covers at most this many tensors. */
+#define GROUP_LAUNCH_MAX 65535
+
+hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *tensors, int n, hv_dtype_t dtype,
+                                    hv_op_t op, const hv_allreduce_opts_t *opts, void *stream_arg) {
+  static const char *const name = "hv_allreduce_cuda_group";
+  if (comm && (n < 0 || (n && !tensors) || (unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: bad tensor list, dtype or op", name);
+  if (comm && op == HV_AVERAGE && !hv__dtype_is_float(dtype))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: HV_AVERAGE needs a float dtype, not %s", name,
+                         hv_dtype_name(dtype));
+  const int is_float = dtype == HV_FLOAT32 || dtype == HV_FLOAT16 || dtype == HV_BFLOAT16;
+  if (comm && !is_float && dtype != HV_FLOAT64 && opts && (opts->prescale != 1.0 || opts->postscale != 1.0))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: scaling needs a float dtype, not %s", name,
+                         hv_dtype_name(dtype));
+  if (comm && dtype == HV_FLOAT64 && (op == HV_AVERAGE || (opts && (opts->prescale != 1.0 || opts->postscale != 1.0))))
+    return hv__set_error(comm, HV_ERR_UNSUPPORTED, "%s: averaging and scaling of float64 are not in the fusion "
+                         "kernels; call hv_allreduce_cuda per tensor and scale yourself", name);
+  size_t total = 0, max_count = 0;
+  for (int i = 0; i < n; i++) {
+    if (comm && tensors[i].count && !tensors[i].recvbuf)
+      return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: tensor %d has a NULL recvbuf", name, i);
+    total += tensors[i].count;
+    if (tensors[i].count > max_count) max_count = tensors[i].count;
+  }
+  /* The wire dtype: float32 may travel as float16 or bfloat16. */
+  hv_compression_t comp = opts ? opts->compression : HV_COMPRESSION_DEFAULT;
+  if (comp == HV_COMPRESSION_DEFAULT && comm) comp = comm->config.compression;
+  const hv_dtype_t wire = dtype != HV_FLOAT32 ? dtype
+                          : comp == HV_COMPRESSION_FP16 ? HV_FLOAT16
+                          : comp == HV_COMPRESSION_BF16 ? HV_BFLOAT16 : dtype;
+  HV_CHECK(begin(comm, COLL_GROUP, total, dtype, (int)op | (int)wire << 4));
+  hv__cuda_t *c = comm->cuda;
+  cudaStream_t stream = (cudaStream_t)stream_arg;
+  if (total == 0) return HV_SUCCESS;
+  const double pre = opts ? opts->prescale : 1.0;
+  const double post = (opts ? opts->postscale : 1.0) / (op == HV_AVERAGE ? comm->size : 1);
+  /* Entries for packing (send buffers) then unpacking (receive buffers). The pinned
+   * copy is the previous call's until its upload has run. */
+  const size_t entries_bytes = 2 * (size_t)n * sizeof(hv__fusion_entry_t);
+  HV_CHECK(wait_gpu(comm, query_event, c->entries_copied, "the previous group's entry upload"));
+  HV_CHECK(reserve(comm, &c->entries_host, &c->entries_host_bytes, entries_bytes, 1));
+  HV_CHECK(reserve(comm, &c->entries_dev, &c->entries_dev_bytes, entries_bytes, 0));
+  HV_CHECK(reserve(comm, &c->fused, &c->fused_bytes, total * hv_dtype_size(wire), 0));
+  hv__fusion_entry_t *host = c->entries_host;
+  size_t offset = 0;
+  for (int i = 0; i < n; i++) {
+    const void *send = tensors[i].sendbuf ? tensors[i].sendbuf : tensors[i].recvbuf;
+    host[i] = (hv__fusion_entry_t){(void *)send, tensors[i].count, offset, (float)pre};
+    host[n + i] = (hv__fusion_entry_t){tensors[i].recvbuf, tensors[i].count, offset, (float)post};
+    offset += tensors[i].count;
+  }
+  /* Everything happens on the communication stream, after what the caller's stream
+   * holds; the caller's stream then waits for it. */
+  CUDA_CHECK(comm, cudaEventRecord(c->group_in, stream));
+  CUDA_CHECK(comm, cudaStreamWaitEvent(c->comm_stream, c->group_in, 0));
+  CUDA_CHECK(comm, cudaMemcpyAsync(c->entries_dev, host, entries_bytes, cudaMemcpyHostToDevice, c->comm_stream));
+  CUDA_CHECK(comm, cudaEventRecord(c->entries_copied, c->comm_stream));
+  const hv__fusion_entry_t *dev = c->entries_dev;
+  for (int at = 0; at < n; at += GROUP_LAUNCH_MAX) {
+    const int k = n - at < GROUP_LAUNCH_MAX ? n - at : GROUP_LAUNCH_MAX;
+    const int rc = hv__cuda_fusion_pack(dev + at, k, c->fused, dtype, wire, max_count, c->comm_stream);
+    if (rc) return hv__set_error(comm, HV_ERR_CUDA, "rank %d: %s: packing failed: %s", comm->rank, name,
+                                 cudaGetErrorString((cudaError_t)rc));
+  }
+  HV_CHECK(allreduce_device(comm, c->fused, c->fused, total, wire, op == HV_AVERAGE ? HV_SUM : op, c->comm_stream));
+  for (int at = 0; at < n; at += GROUP_LAUNCH_MAX) {
+    const int k = n - at < GROUP_LAUNCH_MAX ? n - at : GROUP_LAUNCH_MAX;
+    const int rc = hv__cuda_fusion_unpack(dev + n + at, k, c->fused, wire, dtype, max_count, c->comm_stream);
+    if (rc) return hv__set_error(comm, HV_ERR_CUDA, "rank %d: %s: unpacking failed: %s", comm->rank, name,
+                                 cudaGetErrorString((cudaError_t)rc));
+  }
+  CUDA_CHECK(comm, cudaEventRecord(c->group_out, c->comm_stream));
+  CUDA_CHECK(comm, cudaStreamWaitEvent(stream, c->group_out, 0));
+  return HV_SUCCESS;
 }
 
 hv_result_t hv_cuda_wait(hv_comm_t *comm, void *stream) {

@@ -24,6 +24,12 @@ hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbu
   return unsupported(comm, "hv_allreduce_cuda");
 }
 
+hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *tensors, int n, hv_dtype_t dtype,
+                                    hv_op_t op, const hv_allreduce_opts_t *opts, void *stream) {
+  (void)tensors, (void)n, (void)dtype, (void)op, (void)opts, (void)stream;
+  return unsupported(comm, "hv_allreduce_cuda_group");
+}
+
 hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                               void *stream) {
   (void)sendbuf, (void)recvbuf, (void)count, (void)dtype, (void)stream;

@@ -3,7 +3,8 @@
  * every dtype with sum, max and average (float dtypes), in and out of place, for counts
  * that do and do not divide by the ranks of a node; allgather; broadcast from the
  * first and the last rank; a count that differs on one rank fails on every rank with
- * HV_ERR_MISMATCH and leaves the communicator usable. Device buffers are poisoned
+ * HV_ERR_MISMATCH and leaves the communicator usable; a fused group of tensors with
+ * compression and scaling (hv_allreduce_cuda_group). Device buffers are poisoned
  * before each call, so elements left unwritten show. Rank i uses device i mod the
  * device count; with more ranks on a node than devices (NCCL needs one each), or no
  * GPU, or a build without the GPU path, the test reports itself skipped (exit 77).
@@ -76,6 +77,42 @@ static void test_allgather_broadcast(hv_comm_t *comm, cudaStream_t stream, size_
   free(host);
 }
 
+/* A group of tensors of several sizes (one empty), half in place, fused into one
+ * allreduce: float32 with fp16 and bf16 compression (small integers are exact in
+ * both), prescale 2 and postscale 0.25; float16 average; int32 sum. */
+static void test_group(hv_comm_t *comm, cudaStream_t stream, hv_dtype_t dt, hv_op_t op, hv_compression_t comp,
+                       double pre, double post) {
+  enum { T = 5 };
+  const size_t counts[T] = {1000, 0, 1, 70001, 7};
+  const size_t es = hv_dtype_size(dt);
+  hv_cuda_tensor_t t[T];
+  char *host[T];
+  for (int k = 0; k < T; k++) {
+    const size_t bytes = counts[k] * es + es;
+    host[k] = malloc(bytes);
+    for (size_t i = 0; i < counts[k]; i++) elem_set(host[k], dt, i, test_input(op, R, i + (size_t)k, N));
+    void *send = NULL, *recv = NULL;
+    cuda_ok(cudaMalloc(&send, bytes), "cudaMalloc");
+    cuda_ok(cudaMalloc(&recv, bytes), "cudaMalloc");
+    cuda_ok(cudaMemcpy(send, host[k], counts[k] * es, cudaMemcpyHostToDevice), "copy in");
+    cuda_ok(cudaMemset(recv, 0x7b, bytes), "poison");
+    if (k % 2) cuda_ok(cudaMemcpy(recv, send, counts[k] * es, cudaMemcpyDeviceToDevice), "copy in place");
+    t[k] = (hv_cuda_tensor_t){k % 2 ? NULL : send, recv, counts[k]};
+    if (k % 2) cudaFree(send);
+  }
+  hv_allreduce_opts_t opts = {pre, post, comp};
+  CHECK_RC(hv_allreduce_cuda_group(comm, t, T, dt, op, &opts, stream));
+  CHECK_RC(hv_cuda_wait(comm, stream));
+  for (int k = 0; k < T; k++) {
+    cuda_ok(cudaMemcpy(host[k], t[k].recvbuf, counts[k] * es, cudaMemcpyDeviceToHost), "copy out");
+    CHECK_ELEMENTS(host[k], dt, counts[k], test_expected(op, i + (size_t)k, N) * pre * post,
+                   "group %s %s compression %d tensor %d rank %d", hv_dtype_name(dt), hv_op_name(op), (int)comp, k, R);
+    if (t[k].sendbuf) cudaFree((void *)t[k].sendbuf);
+    cudaFree(t[k].recvbuf);
+    free(host[k]);
+  }
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -119,6 +156,11 @@ int main(int argc, char **argv) {
         if (ops[o] == HV_AVERAGE && (dtypes[d] == HV_INT32 || dtypes[d] == HV_INT64 || dtypes[d] == HV_UINT8)) continue;
         for (int inplace = 0; inplace < 2; inplace++) test_allreduce(comm, stream, counts[c], dtypes[d], ops[o], inplace);
       }
+  test_group(comm, stream, HV_FLOAT32, HV_SUM, HV_COMPRESSION_NONE, 2.0, 0.25);
+  test_group(comm, stream, HV_FLOAT32, HV_SUM, HV_COMPRESSION_FP16, 2.0, 0.25);
+  test_group(comm, stream, HV_FLOAT32, HV_MAX, HV_COMPRESSION_BF16, 1.0, 1.0);
+  test_group(comm, stream, HV_FLOAT16, HV_AVERAGE, HV_COMPRESSION_NONE, 1.0, 1.0);
+  test_group(comm, stream, HV_INT32, HV_SUM, HV_COMPRESSION_NONE, 1.0, 1.0);
   test_allgather_broadcast(comm, stream, 1000);
   test_allgather_broadcast(comm, stream, (3u << 20) + 1); /* several staging slots */
   /* A mismatch fails everywhere, before anything reaches NCCL; the next call works. */

@@ -35,7 +35,9 @@ shm_before=$(faults_hv_shm)
 show() { grep -v '^\[.*\] \[ *[0-9]*\] ' "$out" | sed 's/^/    | /' | tail -60; }
 
 if ! faults_start "$out" "$n" "$@"; then
-  lib_bad "$mode/$label: $(grep -c '^READY ' "$out") of $n ranks READY"; show; rm -f "$out"; lib_summary; exit
+  # Everything, backtraces included: a rank that died before READY is the story here.
+  lib_bad "$mode/$label: $(grep -c '^READY ' "$out") of $n ranks READY"; sed 's/^/    | /' "$out" | tail -80
+  rm -f "$out"; lib_summary; exit
 fi
 vpid=$(faults_field "$out" "$victim" pid); vhost=$(faults_field "$out" "$victim" host)
 t0=$(date +%s%N)
