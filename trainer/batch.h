@@ -22,4 +22,11 @@ typedef struct batch_transform {
 void batch_fill(const dataset_t *ds, const int *idx, int n, const batch_transform_t *t,
                 rng_t *rng, real_t *x, uint8_t *y);
 
+/* batch_fill's two halves, for a device that does the pixels itself (gpu_batch_pixels):
+ * the per-channel table from byte to normalised value (channels past the fourth use
+ * the fourth's), and one image's augmentation drawn from rng as batch_fill draws it:
+ * aug = {row shift, column shift, flip}. */
+void batch_build_lut(const batch_transform_t *t, int c, real_t lut[4][256]);
+void batch_draw_augment(const batch_transform_t *t, rng_t *rng, int aug[3]);
+
 #endif /* HV_TRAINER_BATCH_H */

@@ -1,0 +1,132 @@
+/* gpu_kernels.c: the trainer's CUDA kernels (kernels/cuda/gpu_kernels.h) against their
+ * CPU references on random data, outputs poisoned before each run so that unwritten
+ * elements show: the SGD update bit for bit (plain, momentum, Nesterov, weight decay,
+ * first step); softmax cross-entropy per row within 1e-12 (loss, double) and 1e-6 of
+ * the largest gradient (float), predictions equal; batch normalisation with random
+ * crop and flip bit for bit, the augmentation drawn from the same generator as
+ * batch_fill. Without a GPU (or a device that refuses), the test reports itself
+ * skipped (exit 77). */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../trainer/check.h"
+#include "batch.h"
+#include "gpu_kernels.h"
+#include "rng.h"
+#include "sgd.h"
+#include "softmax_xent.h"
+
+#define SKIP 77
+
+static rng_t rng;
+
+static float frand(float scale) { return (float)((2 * rng_uniform(&rng) - 1) * scale); }
+
+/* A device copy of host bytes; poison fills it instead when src is NULL. */
+static void *to_device(const void *src, size_t bytes) {
+  void *d = NULL;
+  if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess) return NULL;
+  if (src) cudaMemcpy(d, src, bytes, cudaMemcpyHostToDevice);
+  else cudaMemset(d, 0x7b, bytes);
+  return d;
+}
+
+static void from_device(void *dst, const void *src, size_t bytes) {
+  CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+}
+
+static void test_sgd(float momentum, float wd, int nesterov, int first) {
+  const size_t n = 100003;
+  float *p = malloc(n * 4), *g = malloc(n * 4), *b = malloc(n * 4), *gp = malloc(n * 4), *gb = malloc(n * 4);
+  for (size_t i = 0; i < n; i++) p[i] = frand(1), g[i] = frand(0.1f), b[i] = frand(0.5f);
+  float *dp = to_device(p, n * 4), *dg = to_device(g, n * 4), *db = to_device(b, n * 4);
+  CHECK(gpu_sgd_update(n, dp, dg, db, 0.05f, momentum, wd, nesterov, first, NULL) == 0);
+  sgd_update(n, p, g, b, 0.05f, momentum, wd, nesterov, first);
+  from_device(gp, dp, n * 4);
+  from_device(gb, db, n * 4);
+  CHECK(memcmp(gp, p, n * 4) == 0);
+  CHECK(momentum == 0 || memcmp(gb, b, n * 4) == 0);
+  cudaFree(dp), cudaFree(dg), cudaFree(db);
+  free(p), free(g), free(b), free(gp), free(gb);
+}
+
+static void test_softmax_xent(int n, int k) {
+  float *z = malloc((size_t)n * k * 4), *dz = malloc((size_t)n * k * 4), *gdz = malloc((size_t)n * k * 4);
+  uint8_t *y = malloc((size_t)n);
+  for (size_t i = 0; i < (size_t)n * k; i++) z[i] = frand(5);
+  for (int i = 0; i < n; i++) y[i] = (uint8_t)rng_below(&rng, (uint64_t)k);
+  int right = 0;
+  const double loss = softmax_xent(n, k, z, y, 1.0f / n, dz, NULL, &right);
+  float *dzd = to_device(z, (size_t)n * k * 4), *ddz = to_device(NULL, (size_t)n * k * 4);
+  uint8_t *dy = to_device(y, (size_t)n);
+  double *dloss = to_device(NULL, (size_t)n * 8), *gloss = malloc((size_t)n * 8);
+  int *dright = to_device(NULL, (size_t)n * 4), *gright = malloc((size_t)n * 4);
+  CHECK(gpu_softmax_xent(n, k, dzd, dy, 1.0f / n, ddz, dloss, dright, NULL) == 0);
+  from_device(gdz, ddz, (size_t)n * k * 4);
+  from_device(gloss, dloss, (size_t)n * 8);
+  from_device(gright, dright, (size_t)n * 4);
+  double sum = 0, worst = 0, top = 0;
+  int gsum = 0;
+  for (int i = 0; i < n; i++) sum += gloss[i], gsum += gright[i];
+  for (size_t i = 0; i < (size_t)n * k; i++) worst = fmax(worst, fabs((double)gdz[i] - dz[i])), top = fmax(top, fabs(dz[i]));
+  CHECK_NEAR(sum, loss, 1e-12);
+  CHECK(worst <= 1e-6 * top);
+  CHECK_EQ_INT(gsum, right);
+  cudaFree(dzd), cudaFree(ddz), cudaFree(dy), cudaFree(dloss), cudaFree(dright);
+  free(z), free(dz), free(gdz), free(y), free(gloss), free(gright);
+}
+
+static void test_batch_pixels(void) {
+  const int n = 17, C = 3, H = 32, W = 32;
+  dataset_t ds = {n, C, H, W, 10, malloc((size_t)n * C * H * W), malloc((size_t)n)};
+  for (size_t i = 0; i < (size_t)n * C * H * W; i++) ds.pixels[i] = (uint8_t)rng_below(&rng, 256);
+  for (int i = 0; i < n; i++) ds.labels[i] = (uint8_t)(i % 10);
+  int idx[17];
+  for (int i = 0; i < n; i++) idx[i] = (i * 7) % n;
+  const float mean[3] = {0.4914f, 0.4822f, 0.4465f}, std[3] = {0.2470f, 0.2435f, 0.2616f};
+  batch_transform_t t = {mean, std, 4, 1};
+  const size_t len = (size_t)n * C * H * W;
+  float *x = malloc(len * 4), *gx = malloc(len * 4);
+  uint8_t y[17], *gathered = malloc(len);
+  rng_t r;
+  rng_seed(&r, 99);
+  batch_fill(&ds, idx, n, &t, &r, x, y);
+  /* The device's way: the same draws, the images gathered, the table uploaded. */
+  rng_seed(&r, 99);
+  int aug[3 * 17];
+  for (int i = 0; i < n; i++) {
+    batch_draw_augment(&t, &r, aug + 3 * i);
+    memcpy(gathered + (size_t)i * C * H * W, dataset_image(&ds, idx[i]), (size_t)C * H * W);
+  }
+  float lut[4][256];
+  batch_build_lut(&t, C, lut);
+  uint8_t *dimg = to_device(gathered, len);
+  float *dlut = to_device(lut, sizeof lut), *dx = to_device(NULL, len * 4);
+  int *daug = to_device(aug, sizeof aug);
+  CHECK(gpu_batch_pixels(n, C, H, W, dimg, dlut, daug, dx, NULL) == 0);
+  from_device(gx, dx, len * 4);
+  CHECK(memcmp(gx, x, len * 4) == 0);
+  cudaFree(dimg), cudaFree(dlut), cudaFree(dx), cudaFree(daug);
+  free(x), free(gx), free(gathered), dataset_free(&ds);
+}
+
+int main(void) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    printf("gpu_kernels: skipped (no GPU)\n");
+    return SKIP;
+  }
+  rng_seed(&rng, 2026);
+  test_sgd(0, 0, 0, 0);
+  test_sgd(0.9f, 5e-4f, 0, 1);
+  test_sgd(0.9f, 5e-4f, 0, 0);
+  test_sgd(0.9f, 5e-4f, 1, 0);
+  test_softmax_xent(257, 10);
+  test_softmax_xent(64, 100);
+  test_batch_pixels();
+  CHECK(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK_RETURN();
+}
