@@ -1,5 +1,5 @@
-/* gpu_kernels.cu: the trainer's own CUDA kernels (gpu_kernels.h). The SGD update
- * spells out each rounding (__fmul_rn, __fadd_rn: no contraction into fused
+/* gpu_kernels.cu: the trainer's own CUDA kernels (gpu_kernels.h). The SGD update and
+ * the unscaling of mixed precision spell out each rounding (__fmul_rn, __fadd_rn: no contraction into fused
  * multiply-adds) so it matches the CPU bit for bit; softmax cross-entropy works in
  * double per row like the CPU; the batch kernel is a gather through the lookup table. */
 #include <cuda_runtime.h>
@@ -65,6 +65,14 @@ __global__ void pixels_kernel(int n, int c, int h, int w, const uint8_t *images,
   }
 }
 
+__global__ void unscale_kernel(size_t n, float *g, float inv, int *found) {
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    const float v = g[i];
+    if (!isfinite(v)) *found = 1; /* any writer's 1 is the answer: no atomic needed */
+    g[i] = __fmul_rn(v, inv);
+  }
+}
+
 }  // namespace
 
 extern "C" int gpu_sgd_update(size_t n, float *param, const float *grad, float *momentum_buf, float lr,
@@ -88,5 +96,11 @@ extern "C" int gpu_batch_pixels(int n, int c, int h, int w, const uint8_t *image
   const size_t total = (size_t)n * c * h * w;
   if (total == 0) return 0;
   pixels_kernel<<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(n, c, h, w, images, lut, aug, x);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int gpu_unscale_check(size_t n, float *grads, float inv_scale, int *found, void *stream) {
+  if (n == 0) return 0;
+  unscale_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(n, grads, inv_scale, found);
   return (int)cudaGetLastError();
 }

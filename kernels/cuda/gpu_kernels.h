@@ -32,6 +32,11 @@ int gpu_softmax_xent(int n, int k, const float *logits, const uint8_t *labels, f
 int gpu_batch_pixels(int n, int c, int h, int w, const uint8_t *images, const float *lut, const int *aug, float *x,
                      void *stream);
 
+/* Mixed precision's check-and-unscale (trainer/grad_scaler.h): grads *= inv_scale, and
+ * *found (device memory) is set to 1 when any gradient was inf or NaN (it is left
+ * alone otherwise: the caller zeroes it once per step, over all its arrays). */
+int gpu_unscale_check(size_t n, float *grads, float inv_scale, int *found, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,8 @@
  * first step); softmax cross-entropy per row within 1e-12 (loss, double) and 1e-6 of
  * the largest gradient (float), predictions equal; batch normalisation with random
  * crop and flip bit for bit, the augmentation drawn from the same generator as
- * batch_fill. Without a GPU (or a device that refuses), the test reports itself
+ * batch_fill; mixed precision's check-and-unscale bit for bit, with the same verdict on a
+ * NaN as grad_scaler_unscale. Without a GPU (or a device that refuses), the test reports itself
  * skipped (exit 77). */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include "../trainer/check.h"
 #include "batch.h"
 #include "gpu_kernels.h"
+#include "grad_scaler.h"
 #include "rng.h"
 #include "sgd.h"
 #include "softmax_xent.h"
@@ -113,6 +115,30 @@ static void test_batch_pixels(void) {
   free(x), free(gx), free(gathered), dataset_free(&ds);
 }
 
+/* Check-and-unscale against grad_scaler_unscale: the same bits, the same verdict. */
+static void test_unscale(int poison) {
+  const size_t n = 50001;
+  float *g = malloc(n * 4), *gg = malloc(n * 4);
+  for (size_t i = 0; i < n; i++) g[i] = frand(60000);
+  if (poison) g[n / 2] = NAN;
+  float *dg = to_device(g, n * 4);
+  int zero = 0, found = -1, *dfound = to_device(&zero, sizeof zero);
+  grad_scaler_t s;
+  grad_scaler_init(&s);
+  CHECK(gpu_unscale_check(n, dg, (float)(1.0 / (double)s.scale), dfound, NULL) == 0);
+  const int cpu_found = grad_scaler_unscale(&s, g, n);
+  from_device(gg, dg, n * 4);
+  from_device(&found, dfound, sizeof found);
+  CHECK_EQ_INT(found, cpu_found);
+  CHECK_EQ_INT(found, poison);
+  size_t differ = 0;
+  /* NaN payloads differ between the CPU and the GPU: a NaN matches any NaN. */
+  for (size_t i = 0; i < n; i++) differ += isnan(g[i]) ? !isnan(gg[i]) : memcmp(&gg[i], &g[i], 4) != 0;
+  CHECK(differ == 0);
+  cudaFree(dg), cudaFree(dfound);
+  free(g), free(gg);
+}
+
 int main(void) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -127,6 +153,8 @@ int main(void) {
   test_softmax_xent(257, 10);
   test_softmax_xent(64, 100);
   test_batch_pixels();
+  test_unscale(0);
+  test_unscale(1);
   CHECK(cudaDeviceSynchronize() == cudaSuccess);
   CHECK_RETURN();
 }
