@@ -1,0 +1,209 @@
+/* cudnn_ops.c: convolution and batch norm through cuDNN's convolution and batch norm
+ * calls (cudnn_ops.h). Descriptors are set for each call's shape (cheap host work);
+ * algorithms come from cuDNN's heuristics (the _v7 queries), the first whose workspace
+ * fits under a cap, and are cached per shape, as PyTorch does without benchmark mode. */
+#include "cudnn_ops.h"
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Workspace a convolution algorithm may ask for. */
+#define WORKSPACE_CAP ((size_t)1 << 30)
+
+struct cudnn_ctx {
+  cudnnHandle_t handle;
+  cudnnTensorDescriptor_t x, y, bias, bn;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  conv2d_shape_t shape; /* of the cached algorithms */
+  int have_algos;
+  cudnnConvolutionFwdAlgo_t fwd;
+  cudnnConvolutionBwdDataAlgo_t bwd_data;
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+  void *workspace, *dx_scratch;
+  size_t workspace_bytes, dx_scratch_bytes;
+  char err[256];
+};
+
+const char *cudnn_ctx_error(const cudnn_ctx_t *c) { return c ? c->err : "no cuDNN context"; }
+
+static int failed(cudnn_ctx_t *c, const char *what, const char *why) {
+  snprintf(c->err, sizeof c->err, "%s: %s", what, why);
+  return -1;
+}
+
+#define CUDNN_TRY(c, call)                                                     \
+  do {                                                                         \
+    cudnnStatus_t st_ = (call);                                                \
+    if (st_ != CUDNN_STATUS_SUCCESS) return failed((c), #call, cudnnGetErrorString(st_)); \
+  } while (0)
+
+cudnn_ctx_t *cudnn_ctx_create(void) {
+  cudnn_ctx_t *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  if (cudnnCreate(&c->handle) != CUDNN_STATUS_SUCCESS) {
+    free(c);
+    return NULL;
+  }
+  int ok = cudnnCreateTensorDescriptor(&c->x) == CUDNN_STATUS_SUCCESS &&
+           cudnnCreateTensorDescriptor(&c->y) == CUDNN_STATUS_SUCCESS &&
+           cudnnCreateTensorDescriptor(&c->bias) == CUDNN_STATUS_SUCCESS &&
+           cudnnCreateTensorDescriptor(&c->bn) == CUDNN_STATUS_SUCCESS &&
+           cudnnCreateFilterDescriptor(&c->w) == CUDNN_STATUS_SUCCESS &&
+           cudnnCreateConvolutionDescriptor(&c->conv) == CUDNN_STATUS_SUCCESS;
+  if (!ok) {
+    cudnn_ctx_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+void cudnn_ctx_free(cudnn_ctx_t *c) {
+  if (!c) return;
+  if (c->x) cudnnDestroyTensorDescriptor(c->x);
+  if (c->y) cudnnDestroyTensorDescriptor(c->y);
+  if (c->bias) cudnnDestroyTensorDescriptor(c->bias);
+  if (c->bn) cudnnDestroyTensorDescriptor(c->bn);
+  if (c->w) cudnnDestroyFilterDescriptor(c->w);
+  if (c->conv) cudnnDestroyConvolutionDescriptor(c->conv);
+  cudaFree(c->workspace);
+  cudaFree(c->dx_scratch);
+  cudnnDestroy(c->handle);
+  free(c);
+}
+
+static int grow(cudnn_ctx_t *c, void **buf, size_t *have, size_t bytes) {
+  if (bytes <= *have) return 0;
+  cudaFree(*buf);
+  *buf = NULL;
+  *have = 0;
+  cudaError_t rc = cudaMalloc(buf, bytes);
+  if (rc != cudaSuccess) return failed(c, "cudaMalloc of cuDNN scratch", cudaGetErrorString(rc));
+  *have = bytes;
+  return 0;
+}
+
+static int same_shape(const conv2d_shape_t *a, const conv2d_shape_t *b) {
+  return a->n == b->n && a->c == b->c && a->h == b->h && a->w == b->w && a->k == b->k && a->kh == b->kh &&
+         a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
+}
+
+/* Descriptors for the shape, and (once per shape) the algorithms. */
+static int conv_setup(cudnn_ctx_t *c, const conv2d_shape_t *s, void *stream) {
+  CUDNN_TRY(c, cudnnSetStream(c->handle, (cudaStream_t)stream));
+  if (c->have_algos && same_shape(&c->shape, s)) return 0;
+  CUDNN_TRY(c, cudnnSetTensor4dDescriptor(c->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c, s->h, s->w));
+  CUDNN_TRY(c, cudnnSetTensor4dDescriptor(c->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->k, s->ho, s->wo));
+  CUDNN_TRY(c, cudnnSetTensor4dDescriptor(c->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->k, 1, 1));
+  CUDNN_TRY(c, cudnnSetFilter4dDescriptor(c->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->k, s->c, s->kh, s->kw));
+  CUDNN_TRY(c, cudnnSetConvolution2dDescriptor(c->conv, s->pad, s->pad, s->stride, s->stride, 1, 1,
+                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  const char *tf32 = getenv("HV_CUDNN_TF32");
+  CUDNN_TRY(c, cudnnSetConvolutionMathType(c->conv, tf32 && strcmp(tf32, "0") == 0 ? CUDNN_FMA_MATH
+                                                                                    : CUDNN_DEFAULT_MATH));
+  enum { ALGOS = 8 };
+  int got = 0;
+  size_t need = 0, most = 0;
+  cudnnConvolutionFwdAlgoPerf_t f[ALGOS];
+  CUDNN_TRY(c, cudnnGetConvolutionForwardAlgorithm_v7(c->handle, c->x, c->w, c->conv, c->y, ALGOS, &got, f));
+  int i = 0;
+  while (i < got && (f[i].status != CUDNN_STATUS_SUCCESS || f[i].memory > WORKSPACE_CAP)) i++;
+  if (i == got) return failed(c, "cuDNN forward convolution", "no algorithm for this shape");
+  c->fwd = f[i].algo;
+  CUDNN_TRY(c, cudnnGetConvolutionForwardWorkspaceSize(c->handle, c->x, c->w, c->conv, c->y, c->fwd, &need));
+  most = need;
+  cudnnConvolutionBwdDataAlgoPerf_t d[ALGOS];
+  CUDNN_TRY(c, cudnnGetConvolutionBackwardDataAlgorithm_v7(c->handle, c->w, c->y, c->conv, c->x, ALGOS, &got, d));
+  for (i = 0; i < got && (d[i].status != CUDNN_STATUS_SUCCESS || d[i].memory > WORKSPACE_CAP);) i++;
+  if (i == got) return failed(c, "cuDNN backward-data convolution", "no algorithm for this shape");
+  c->bwd_data = d[i].algo;
+  CUDNN_TRY(c, cudnnGetConvolutionBackwardDataWorkspaceSize(c->handle, c->w, c->y, c->conv, c->x, c->bwd_data, &need));
+  if (need > most) most = need;
+  cudnnConvolutionBwdFilterAlgoPerf_t w[ALGOS];
+  CUDNN_TRY(c, cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->handle, c->x, c->y, c->conv, c->w, ALGOS, &got, w));
+  for (i = 0; i < got && (w[i].status != CUDNN_STATUS_SUCCESS || w[i].memory > WORKSPACE_CAP);) i++;
+  if (i == got) return failed(c, "cuDNN backward-filter convolution", "no algorithm for this shape");
+  c->bwd_filter = w[i].algo;
+  CUDNN_TRY(c, cudnnGetConvolutionBackwardFilterWorkspaceSize(c->handle, c->x, c->y, c->conv, c->w, c->bwd_filter,
+                                                              &need));
+  if (need > most) most = need;
+  if (grow(c, &c->workspace, &c->workspace_bytes, most)) return -1;
+  c->shape = *s;
+  c->have_algos = 1;
+  return 0;
+}
+
+int cudnn_conv2d_forward(cudnn_ctx_t *c, const conv2d_shape_t *s, const float *x, const float *w, const float *b,
+                         float *y, void *stream) {
+  if (conv_setup(c, s, stream)) return -1;
+  const float one = 1, zero = 0;
+  CUDNN_TRY(c, cudnnConvolutionForward(c->handle, &one, c->x, x, c->w, w, c->conv, c->fwd, c->workspace,
+                                       c->workspace_bytes, &zero, c->y, y));
+  if (b) CUDNN_TRY(c, cudnnAddTensor(c->handle, &one, c->bias, b, &one, c->y, y));
+  return 0;
+}
+
+int cudnn_conv2d_backward(cudnn_ctx_t *c, const conv2d_shape_t *s, const float *x, const float *w, const float *dy,
+                          float *dx, float *dw, float *db, void *stream) {
+  if (conv_setup(c, s, stream)) return -1;
+  const float one = 1; /* alpha 1, beta 1: accumulate, as the CPU layers do */
+  CUDNN_TRY(c, cudnnConvolutionBackwardFilter(c->handle, &one, c->x, x, c->y, dy, c->conv, c->bwd_filter,
+                                              c->workspace, c->workspace_bytes, &one, c->w, dw));
+  if (db) CUDNN_TRY(c, cudnnConvolutionBackwardBias(c->handle, &one, c->y, dy, &one, c->bias, db));
+  if (dx)
+    CUDNN_TRY(c, cudnnConvolutionBackwardData(c->handle, &one, c->w, w, c->y, dy, c->conv, c->bwd_data, c->workspace,
+                                              c->workspace_bytes, &one, c->x, dx));
+  return 0;
+}
+
+/* Descriptors of a batch norm over (n, c, hw): the data as (n, c, hw, 1), the
+ * per-channel arrays as cuDNN derives them for spatial mode. */
+static int bn_setup(cudnn_ctx_t *c, int n, int ch, int hw, void *stream) {
+  CUDNN_TRY(c, cudnnSetStream(c->handle, (cudaStream_t)stream));
+  CUDNN_TRY(c, cudnnSetTensor4dDescriptor(c->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, hw, 1));
+  CUDNN_TRY(c, cudnnDeriveBNTensorDescriptor(c->bn, c->x, CUDNN_BATCHNORM_SPATIAL));
+  c->have_algos = 0; /* the x descriptor no longer holds a convolution's shape */
+  return 0;
+}
+
+int cudnn_batchnorm_forward_train(cudnn_ctx_t *c, int n, int ch, int hw, const float *x, const float *gamma,
+                                  const float *beta, float eps, float momentum, float *running_mean,
+                                  float *running_var, float *save_mean, float *save_invstd, float *y, void *stream) {
+  if (bn_setup(c, n, ch, hw, stream)) return -1;
+  const float one = 1, zero = 0;
+  /* cuDNN's running variance is the unbiased one, as PyTorch's. */
+  CUDNN_TRY(c, cudnnBatchNormalizationForwardTraining(c->handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, c->x, x, c->x, y,
+                                                      c->bn, gamma, beta, momentum, running_mean, running_var, eps,
+                                                      save_mean, save_invstd));
+  return 0;
+}
+
+int cudnn_batchnorm_forward_eval(cudnn_ctx_t *c, int n, int ch, int hw, const float *x, const float *gamma,
+                                 const float *beta, float eps, const float *running_mean, const float *running_var,
+                                 float *y, void *stream) {
+  if (bn_setup(c, n, ch, hw, stream)) return -1;
+  const float one = 1, zero = 0;
+  CUDNN_TRY(c, cudnnBatchNormalizationForwardInference(c->handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, c->x, x, c->x,
+                                                       y, c->bn, gamma, beta, running_mean, running_var, eps));
+  return 0;
+}
+
+int cudnn_batchnorm_backward(cudnn_ctx_t *c, int n, int ch, int hw, const float *x, const float *dy,
+                             const float *gamma, const float *save_mean, const float *save_invstd, float eps,
+                             float *dx, float *dgamma, float *dbeta, void *stream) {
+  if (bn_setup(c, n, ch, hw, stream)) return -1;
+  /* cuDNN always writes a dx: without one, into scratch. */
+  const float one = 1, zero = 0;
+  float *out = dx;
+  if (!out) {
+    if (grow(c, &c->dx_scratch, &c->dx_scratch_bytes, (size_t)n * ch * hw * sizeof(float))) return -1;
+    out = c->dx_scratch;
+  }
+  CUDNN_TRY(c, cudnnBatchNormalizationBackward(c->handle, CUDNN_BATCHNORM_SPATIAL, &one, dx ? &one : &zero, &one, &one,
+                                               c->x, x, c->x, dy, c->x, out, c->bn, gamma, dgamma, dbeta, eps,
+                                               save_mean, save_invstd));
+  return 0;
+}

@@ -1,0 +1,129 @@
+/* gpu_cudnn_ops.c: cuDNN convolution and batch norm (kernels/cuda/cudnn_ops.h) against
+ * the CPU kernels on the same random data, on a GPU (exit 77, skipped, without one).
+ * Convolutions: forward and the three gradients for the models' shapes (3x3 pad 1
+ * stride 1 and 2, 1x1 stride 2, 5x5 pad 2 with bias), two batch sizes on one context;
+ * batch norm: training forward (output, saved and running statistics), evaluation,
+ * backward. Bound: 1e-4 relative to the largest value (float32 sums in other orders;
+ * TF32 is off: HV_CUDNN_TF32=0). Backward must accumulate into buffers holding 1. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../trainer/check.h"
+#include "batchnorm.h"
+#include "conv2d.h"
+#include "cudnn_ops.h"
+
+static unsigned seed = 7;
+static float frand(void) {
+  seed = seed * 1103515245u + 12345u;
+  return (float)(((seed >> 8) & 0xffff) / 32768.0 - 1.0);
+}
+
+static float *rand_host(size_t n) {
+  float *p = malloc(n * 4 + 4);
+  for (size_t i = 0; i < n; i++) p[i] = frand();
+  return p;
+}
+
+static float *dev(const float *h, size_t n) {
+  float *d = NULL;
+  cudaMalloc((void **)&d, n * 4 + 4);
+  cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice);
+  return d;
+}
+
+static double maxrel_dev(const float *d, const float *ref, size_t n) {
+  float *h = malloc(n * 4 + 4);
+  cudaMemcpy(h, d, n * 4, cudaMemcpyDeviceToHost);
+  double diff = 0, top = 1e-30;
+  for (size_t i = 0; i < n; i++) diff = fmax(diff, fabs((double)h[i] - ref[i])), top = fmax(top, fabs(ref[i]));
+  free(h);
+  return diff / top;
+}
+
+static float *filled(size_t n, float v) {
+  float *p = malloc(n * 4 + 4);
+  for (size_t i = 0; i < n; i++) p[i] = v;
+  return p;
+}
+
+static void conv_case(cudnn_ctx_t *ctx, int n, int c, int h, int w, int k, int ks, int stride, int pad, int bias) {
+  conv2d_shape_t s = {.n = n, .c = c, .h = h, .w = w, .k = k, .kh = ks, .kw = ks, .stride = stride, .pad = pad};
+  CHECK(conv2d_shape_init(&s) == 0);
+  const size_t nx = (size_t)n * c * h * w, nw = (size_t)k * c * ks * ks, ny = (size_t)n * k * s.ho * s.wo,
+               nws = conv2d_workspace_per_image(&s) * n;
+  float *x = rand_host(nx), *wt = rand_host(nw), *b = rand_host((size_t)k), *dy = rand_host(ny), *y = malloc(ny * 4),
+        *dx = filled(nx, 1), *dw = filled(nw, 1), *db = filled((size_t)k, 1), *ws = malloc(nws * 4);
+  conv2d_forward(&s, x, wt, bias ? b : NULL, y, ws, nws);
+  conv2d_backward(&s, x, wt, dy, dx, dw, bias ? db : NULL, ws, nws);
+  float *gx = dev(x, nx), *gw = dev(wt, nw), *gb = dev(b, (size_t)k), *gdy = dev(dy, ny), *gy = dev(y, ny);
+  float *one_x = filled(nx, 1), *one_w = filled(nw, 1), *one_b = filled((size_t)k, 1);
+  float *gdx = dev(one_x, nx), *gdw = dev(one_w, nw), *gdb = dev(one_b, (size_t)k);
+  cudaMemset(gy, 0x7b, ny * 4); /* poison */
+  CHECK(cudnn_conv2d_forward(ctx, &s, gx, gw, bias ? gb : NULL, gy, NULL) == 0);
+  CHECK(cudnn_conv2d_backward(ctx, &s, gx, gw, gdy, gdx, gdw, bias ? gdb : NULL, NULL) == 0);
+  const double e[4] = {maxrel_dev(gy, y, ny), maxrel_dev(gdx, dx, nx), maxrel_dev(gdw, dw, nw),
+                       bias ? maxrel_dev(gdb, db, (size_t)k) : 0};
+  for (int i = 0; i < 4; i++)
+    if (!(e[i] <= 1e-4)) {
+      fprintf(stderr, "conv n%d c%d %dx%d k%d ks%d s%d p%d: %s rel err %.3g (%s)\n", n, c, h, w, k, ks, stride, pad,
+              (const char *[]){"y", "dx", "dw", "db"}[i], e[i], cudnn_ctx_error(ctx));
+      check_failures++;
+    }
+  cudaFree(gx), cudaFree(gw), cudaFree(gb), cudaFree(gdy), cudaFree(gy), cudaFree(gdx), cudaFree(gdw), cudaFree(gdb);
+  free(x), free(wt), free(b), free(dy), free(y), free(dx), free(dw), free(db), free(ws), free(one_x), free(one_w),
+      free(one_b);
+}
+
+static void bn_case(int n, int c, int hw) {
+  cudnn_ctx_t *ctx = cudnn_ctx_create();
+  CHECK(ctx != NULL);
+  if (!ctx) return;
+  const size_t len = (size_t)n * c * hw;
+  float *x = rand_host(len), *dy = rand_host(len), *g = rand_host((size_t)c), *b = rand_host((size_t)c);
+  float *rm = filled((size_t)c, 0.25f), *rv = filled((size_t)c, 2), *sm = malloc((size_t)c * 4), *si = malloc((size_t)c * 4),
+        *y = malloc(len * 4), *dx = filled(len, 1), *dg = filled((size_t)c, 1), *dbt = filled((size_t)c, 1);
+  float *gx = dev(x, len), *gdy = dev(dy, len), *gg = dev(g, (size_t)c), *gb = dev(b, (size_t)c), *grm = dev(rm, (size_t)c),
+        *grv = dev(rv, (size_t)c), *gsm = dev(sm, (size_t)c), *gsi = dev(si, (size_t)c), *gy = dev(y, len),
+        *gdx = dev(dx, len), *gdg = dev(dg, (size_t)c), *gdb = dev(dbt, (size_t)c);
+  batchnorm_forward_train(n, c, hw, x, g, b, 1e-5f, 0.1f, rm, rv, sm, si, y);
+  batchnorm_backward(n, c, hw, 1, x, dy, g, sm, si, dx, dg, dbt);
+  CHECK(cudnn_batchnorm_forward_train(ctx, n, c, hw, gx, gg, gb, 1e-5f, 0.1f, grm, grv, gsm, gsi, gy, NULL) == 0);
+  CHECK(cudnn_batchnorm_backward(ctx, n, c, hw, gx, gdy, gg, gsm, gsi, 1e-5f, gdx, gdg, gdb, NULL) == 0);
+  CHECK(maxrel_dev(gy, y, len) <= 1e-4);
+  CHECK(maxrel_dev(grm, rm, (size_t)c) <= 1e-4 && maxrel_dev(grv, rv, (size_t)c) <= 1e-4);
+  CHECK(maxrel_dev(gsm, sm, (size_t)c) <= 1e-4 && maxrel_dev(gsi, si, (size_t)c) <= 1e-4);
+  CHECK(maxrel_dev(gdx, dx, len) <= 1e-4);
+  CHECK(maxrel_dev(gdg, dg, (size_t)c) <= 1e-4 && maxrel_dev(gdb, dbt, (size_t)c) <= 1e-4);
+  batchnorm_forward_eval(n, c, hw, x, g, b, 1e-5f, rm, rv, sm, si, y);
+  CHECK(cudnn_batchnorm_forward_eval(ctx, n, c, hw, gx, gg, gb, 1e-5f, grm, grv, gy, NULL) == 0);
+  CHECK(maxrel_dev(gy, y, len) <= 1e-4);
+  float *ds[] = {gx, gdy, gg, gb, grm, grv, gsm, gsi, gy, gdx, gdg, gdb};
+  for (size_t i = 0; i < sizeof ds / sizeof *ds; i++) cudaFree(ds[i]);
+  float *hs[] = {x, dy, g, b, rm, rv, sm, si, y, dx, dg, dbt};
+  for (size_t i = 0; i < sizeof hs / sizeof *hs; i++) free(hs[i]);
+  cudnn_ctx_free(ctx);
+}
+
+int main(void) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    printf("gpu_cudnn_ops: skipped (no GPU)\n");
+    return 77;
+  }
+  setenv("HV_CUDNN_TF32", "0", 1);
+  cudnn_ctx_t *ctx = cudnn_ctx_create();
+  CHECK(ctx != NULL);
+  if (!ctx) CHECK_RETURN();
+  conv_case(ctx, 4, 16, 8, 8, 16, 3, 1, 1, 0);
+  conv_case(ctx, 3, 16, 8, 8, 16, 3, 1, 1, 0); /* same layer, smaller batch: new algorithms */
+  conv_case(ctx, 2, 16, 9, 9, 32, 3, 2, 1, 0);
+  conv_case(ctx, 2, 16, 8, 8, 32, 1, 2, 0, 0);
+  conv_case(ctx, 3, 1, 28, 28, 16, 5, 1, 2, 1);
+  cudnn_ctx_free(ctx);
+  bn_case(8, 16, 64);
+  bn_case(3, 32, 49);
+  CHECK_RETURN();
+}
