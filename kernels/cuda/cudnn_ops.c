@@ -1,4 +1,4 @@
-/* cudnn_ops.c: convolution and batch norm through cuDNN's convolution and batch norm
+/* cudnn_ops.c: convolution, batch norm, pooling, ReLU and residual add through cuDNN's
  * calls (cudnn_ops.h). Descriptors are set for each call's shape (cheap host work);
  * algorithms come from cuDNN's heuristics (the _v7 queries), the first whose workspace
  * fits under a cap, and are cached per shape, as PyTorch does without benchmark mode. */
@@ -16,6 +16,9 @@
 struct cudnn_ctx {
   cudnnHandle_t handle;
   cudnnTensorDescriptor_t x, y, bias, bn;
+  cudnnPoolingDescriptor_t pool;
+  cudnnActivationDescriptor_t relu;
+  cudnnOpTensorDescriptor_t add;
   cudnnFilterDescriptor_t w;
   cudnnConvolutionDescriptor_t conv;
   conv2d_shape_t shape; /* of the cached algorithms */
@@ -53,7 +56,14 @@ cudnn_ctx_t *cudnn_ctx_create(void) {
            cudnnCreateTensorDescriptor(&c->bias) == CUDNN_STATUS_SUCCESS &&
            cudnnCreateTensorDescriptor(&c->bn) == CUDNN_STATUS_SUCCESS &&
            cudnnCreateFilterDescriptor(&c->w) == CUDNN_STATUS_SUCCESS &&
-           cudnnCreateConvolutionDescriptor(&c->conv) == CUDNN_STATUS_SUCCESS;
+           cudnnCreateConvolutionDescriptor(&c->conv) == CUDNN_STATUS_SUCCESS &&
+           cudnnCreatePoolingDescriptor(&c->pool) == CUDNN_STATUS_SUCCESS &&
+           cudnnCreateActivationDescriptor(&c->relu) == CUDNN_STATUS_SUCCESS &&
+           cudnnCreateOpTensorDescriptor(&c->add) == CUDNN_STATUS_SUCCESS &&
+           cudnnSetActivationDescriptor(c->relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0) ==
+               CUDNN_STATUS_SUCCESS &&
+           cudnnSetOpTensorDescriptor(c->add, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN) ==
+               CUDNN_STATUS_SUCCESS;
   if (!ok) {
     cudnn_ctx_free(c);
     return NULL;
@@ -69,6 +79,9 @@ void cudnn_ctx_free(cudnn_ctx_t *c) {
   if (c->bn) cudnnDestroyTensorDescriptor(c->bn);
   if (c->w) cudnnDestroyFilterDescriptor(c->w);
   if (c->conv) cudnnDestroyConvolutionDescriptor(c->conv);
+  if (c->pool) cudnnDestroyPoolingDescriptor(c->pool);
+  if (c->relu) cudnnDestroyActivationDescriptor(c->relu);
+  if (c->add) cudnnDestroyOpTensorDescriptor(c->add);
   cudaFree(c->workspace);
   cudaFree(c->dx_scratch);
   cudnnDestroy(c->handle);
@@ -205,5 +218,77 @@ int cudnn_batchnorm_backward(cudnn_ctx_t *c, int n, int ch, int hw, const float 
   CUDNN_TRY(c, cudnnBatchNormalizationBackward(c->handle, CUDNN_BATCHNORM_SPATIAL, &one, dx ? &one : &zero, &one, &one,
                                                c->x, x, c->x, dy, c->x, out, c->bn, gamma, dgamma, dbeta, eps,
                                                save_mean, save_invstd));
+  return 0;
+}
+
+/* x and y as (n, c, h, w) and (n, c, ho, wo), and the pooling window. */
+static int pool_setup(cudnn_ctx_t *c, int max, int n, int ch, int h, int w, int k, int stride, void *stream) {
+  CUDNN_TRY(c, cudnnSetStream(c->handle, (cudaStream_t)stream));
+  /* Max: deterministic backward; average: no padding, so excluding it changes nothing. */
+  CUDNN_TRY(c, cudnnSetPooling2dDescriptor(c->pool, max ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                                        : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+                                           CUDNN_NOT_PROPAGATE_NAN, k, k, 0, 0, stride, stride));
+  CUDNN_TRY(c, cudnnSetTensor4dDescriptor(c->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, h, w));
+  CUDNN_TRY(c, cudnnSetTensor4dDescriptor(c->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, (h - k) / stride + 1,
+                                          (w - k) / stride + 1));
+  c->have_algos = 0;
+  return 0;
+}
+
+int cudnn_pool_forward(cudnn_ctx_t *c, int max, int n, int ch, int h, int w, int k, int stride, const float *x,
+                       float *y, void *stream) {
+  if (pool_setup(c, max, n, ch, h, w, k, stride, stream)) return -1;
+  const float one = 1, zero = 0;
+  CUDNN_TRY(c, cudnnPoolingForward(c->handle, c->pool, &one, c->x, x, &zero, c->y, y));
+  return 0;
+}
+
+int cudnn_pool_backward(cudnn_ctx_t *c, int max, int n, int ch, int h, int w, int k, int stride, const float *x,
+                        const float *y, const float *dy, float *dx, void *stream) {
+  if (pool_setup(c, max, n, ch, h, w, k, stride, stream)) return -1;
+  const float one = 1;
+  CUDNN_TRY(c, cudnnPoolingBackward(c->handle, c->pool, &one, c->y, y, c->y, dy, c->x, x, &one, c->x, dx));
+  return 0;
+}
+
+/* count elements as one (1, 1, 1, count) tensor: element-wise ops see no shape. */
+static int flat_setup(cudnn_ctx_t *c, size_t count, void *stream) {
+  if (count > 0x7fffffff) return failed(c, "cuDNN element-wise op", "more than 2^31 - 1 elements");
+  CUDNN_TRY(c, cudnnSetStream(c->handle, (cudaStream_t)stream));
+  CUDNN_TRY(c, cudnnSetTensor4dDescriptor(c->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, (int)count));
+  c->have_algos = 0;
+  return 0;
+}
+
+int cudnn_relu_forward(cudnn_ctx_t *c, size_t count, const float *x, float *y, void *stream) {
+  if (count == 0) return 0;
+  if (flat_setup(c, count, stream)) return -1;
+  const float one = 1, zero = 0;
+  CUDNN_TRY(c, cudnnActivationForward(c->handle, c->relu, &one, c->x, x, &zero, c->x, y));
+  return 0;
+}
+
+int cudnn_relu_backward(cudnn_ctx_t *c, size_t count, const float *x, const float *y, const float *dy, float *dx,
+                        void *stream) {
+  if (count == 0) return 0;
+  if (flat_setup(c, count, stream)) return -1;
+  const float one = 1;
+  CUDNN_TRY(c, cudnnActivationBackward(c->handle, c->relu, &one, c->x, y, c->x, dy, c->x, x, &one, c->x, dx));
+  return 0;
+}
+
+int cudnn_add(cudnn_ctx_t *c, size_t count, const float *a, const float *b, float *y, void *stream) {
+  if (count == 0) return 0;
+  if (flat_setup(c, count, stream)) return -1;
+  const float one = 1, zero = 0;
+  CUDNN_TRY(c, cudnnOpTensor(c->handle, c->add, &one, c->x, a, &one, c->x, b, &zero, c->x, y));
+  return 0;
+}
+
+int cudnn_accumulate(cudnn_ctx_t *c, size_t count, const float *src, float *dst, void *stream) {
+  if (count == 0) return 0;
+  if (flat_setup(c, count, stream)) return -1;
+  const float one = 1;
+  CUDNN_TRY(c, cudnnAddTensor(c->handle, &one, c->x, src, &one, c->x, dst));
   return 0;
 }

@@ -1,5 +1,6 @@
-/* cudnn_ops.h: the trainer's convolution and batch norm on the GPU through cuDNN, with
- * the contracts of their CPU counterparts (conv2d.h, batchnorm.h) on device pointers:
+/* cudnn_ops.h: the trainer's convolution, batch norm, pooling, ReLU and residual add on
+ * the GPU through cuDNN, with the contracts of their CPU counterparts (conv2d.h,
+ * batchnorm.h, pool.h, eltwise.h) on device pointers:
  * forward writes its output; backward *accumulates* into dx, dw, db (cuDNN's beta = 1),
  * as the CPU layers do. float32, NCHW. Built when cuDNN is found (HV_ENABLE_CUDNN);
  * tests/kernels/gpu_cudnn_ops.c compares them with the CPU kernels on a GPU.
@@ -44,6 +45,22 @@ int cudnn_batchnorm_forward_eval(cudnn_ctx_t *ctx, int n, int c, int hw, const f
 int cudnn_batchnorm_backward(cudnn_ctx_t *ctx, int n, int c, int hw, const float *x, const float *dy,
                              const float *gamma, const float *save_mean, const float *save_invstd, float eps,
                              float *dx /* or NULL */, float *dgamma, float *dbeta, void *stream);
+
+/* Pooling as pool.h (window k, stride, no padding; max or average) on (n, c, h, w):
+ * forward, and backward accumulating into dx (it needs the forward's x and y). The
+ * global average pool is the window h x w. */
+int cudnn_pool_forward(cudnn_ctx_t *ctx, int max, int n, int c, int h, int w, int k, int stride, const float *x,
+                       float *y, void *stream);
+int cudnn_pool_backward(cudnn_ctx_t *ctx, int max, int n, int c, int h, int w, int k, int stride, const float *x,
+                        const float *y, const float *dy, float *dx, void *stream);
+
+/* ReLU on count elements: y = max(x, 0); backward dx += dy where x > 0. */
+int cudnn_relu_forward(cudnn_ctx_t *ctx, size_t count, const float *x, float *y, void *stream);
+int cudnn_relu_backward(cudnn_ctx_t *ctx, size_t count, const float *x, const float *y, const float *dy, float *dx,
+                        void *stream);
+/* y = a + b (the residual add), and dst += src (its backward, into each input). */
+int cudnn_add(cudnn_ctx_t *ctx, size_t count, const float *a, const float *b, float *y, void *stream);
+int cudnn_accumulate(cudnn_ctx_t *ctx, size_t count, const float *src, float *dst, void *stream);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,11 @@
-/* gpu_cudnn_ops.c: cuDNN convolution and batch norm (kernels/cuda/cudnn_ops.h) against
- * the CPU kernels on the same random data, on a GPU (exit 77, skipped, without one).
+/* gpu_layer_ops.c: the GPU layers' compute (kernels/cuda/cudnn_ops.h: convolution,
+ * batch norm, pooling, ReLU, add; cublas_linear.h: the linear layer) against the CPU
+ * kernels on the same random data, on a GPU (exit 77, skipped, without one).
  * Convolutions: forward and the three gradients for the models' shapes (3x3 pad 1
  * stride 1 and 2, 1x1 stride 2, 5x5 pad 2 with bias), two batch sizes on one context;
  * batch norm: training forward (output, saved and running statistics), evaluation,
- * backward. Bound: 1e-4 relative to the largest value (float32 sums in other orders;
+ * backward; max, average and global average pooling; ReLU; the residual add; linear
+ * with and without bias. Bound: 1e-4 relative to the largest value (float32 sums in other orders;
  * TF32 is off: HV_CUDNN_TF32=0). Backward must accumulate into buffers holding 1. */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -13,7 +15,11 @@
 #include "../trainer/check.h"
 #include "batchnorm.h"
 #include "conv2d.h"
+#include "cublas_linear.h"
 #include "cudnn_ops.h"
+#include "eltwise.h"
+#include "linear.h"
+#include "pool.h"
 
 static unsigned seed = 7;
 static float frand(void) {
@@ -107,10 +113,78 @@ static void bn_case(int n, int c, int hw) {
   cudnn_ctx_free(ctx);
 }
 
+static void pool_case(int max, int n, int c, int h, int w, int k, int stride) {
+  cudnn_ctx_t *ctx = cudnn_ctx_create();
+  pool_shape_t s = {.n = n, .c = c, .h = h, .w = w, .k = k, .stride = stride};
+  CHECK(ctx && pool_shape_init(&s) == 0);
+  if (!ctx) return;
+  const size_t nx = (size_t)n * c * h * w, ny = (size_t)n * c * s.ho * s.wo;
+  float *x = rand_host(nx), *dy = rand_host(ny), *y = malloc(ny * 4), *dx = filled(nx, 1);
+  int32_t *arg = malloc(ny * 4);
+  if (max) maxpool_forward(&s, x, y, arg), maxpool_backward(&s, dy, arg, dx);
+  else avgpool_forward(&s, x, y), avgpool_backward(&s, dy, dx);
+  float *one = filled(nx, 1), *gx = dev(x, nx), *gdy = dev(dy, ny), *gy = dev(y, ny), *gdx = dev(one, nx);
+  cudaMemset(gy, 0x7b, ny * 4);
+  CHECK(cudnn_pool_forward(ctx, max, n, c, h, w, k, stride, gx, gy, NULL) == 0);
+  CHECK(cudnn_pool_backward(ctx, max, n, c, h, w, k, stride, gx, gy, gdy, gdx, NULL) == 0);
+  CHECK(maxrel_dev(gy, y, ny) <= 1e-4);
+  CHECK(maxrel_dev(gdx, dx, nx) <= 1e-4);
+  cudaFree(gx), cudaFree(gdy), cudaFree(gy), cudaFree(gdx);
+  free(x), free(dy), free(y), free(dx), free(arg), free(one);
+  cudnn_ctx_free(ctx);
+}
+
+static void eltwise_case(size_t count) {
+  cudnn_ctx_t *ctx = cudnn_ctx_create();
+  CHECK(ctx != NULL);
+  if (!ctx) return;
+  float *x = rand_host(count), *b = rand_host(count), *dy = rand_host(count), *y = malloc(count * 4),
+        *dx = filled(count, 1), *sum = malloc(count * 4);
+  relu_forward(count, x, y);
+  relu_backward(count, y, dy, dx);
+  add_forward(count, x, b, sum);
+  float *one = filled(count, 1), *gx = dev(x, count), *gb = dev(b, count), *gdy = dev(dy, count), *gy = dev(y, count),
+        *gdx = dev(one, count), *gsum = dev(y, count);
+  CHECK(cudnn_relu_forward(ctx, count, gx, gy, NULL) == 0);
+  CHECK(cudnn_relu_backward(ctx, count, gx, gy, gdy, gdx, NULL) == 0);
+  CHECK(cudnn_add(ctx, count, gx, gb, gsum, NULL) == 0);
+  CHECK(maxrel_dev(gy, y, count) == 0 && maxrel_dev(gdx, dx, count) <= 1e-6 && maxrel_dev(gsum, sum, count) == 0);
+  CHECK(cudnn_accumulate(ctx, count, gdy, gdx, NULL) == 0); /* dx + dy */
+  axpy_add(count, dy, dx);
+  CHECK(maxrel_dev(gdx, dx, count) <= 1e-6);
+  cudaFree(gx), cudaFree(gb), cudaFree(gdy), cudaFree(gy), cudaFree(gdx), cudaFree(gsum);
+  free(x), free(b), free(dy), free(y), free(dx), free(sum), free(one);
+  cudnn_ctx_free(ctx);
+}
+
+static void linear_case(int n, int in, int out, int bias) {
+  cublas_linear_t *lin = cublas_linear_create();
+  CHECK(lin != NULL);
+  if (!lin) return;
+  const size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out;
+  float *x = rand_host(nx), *w = rand_host(nw), *b = rand_host((size_t)out), *dy = rand_host(ny), *y = malloc(ny * 4),
+        *dx = filled(nx, 1), *dw = filled(nw, 1), *db = filled((size_t)out, 1);
+  linear_forward(n, in, out, x, w, bias ? b : NULL, y);
+  linear_backward(n, in, out, x, w, dy, dx, dw, bias ? db : NULL);
+  float *ox = filled(nx, 1), *ow = filled(nw, 1), *ob = filled((size_t)out, 1);
+  float *gx = dev(x, nx), *gw = dev(w, nw), *gb = dev(b, (size_t)out), *gdy = dev(dy, ny), *gy = dev(y, ny),
+        *gdx = dev(ox, nx), *gdw = dev(ow, nw), *gdb = dev(ob, (size_t)out);
+  cudaMemset(gy, 0x7b, ny * 4);
+  CHECK(cublas_linear_forward(lin, n, in, out, gx, gw, bias ? gb : NULL, gy, NULL) == 0);
+  CHECK(cublas_linear_backward(lin, n, in, out, gx, gw, gdy, gdx, gdw, bias ? gdb : NULL, NULL) == 0);
+  CHECK(maxrel_dev(gy, y, ny) <= 1e-4 && maxrel_dev(gdx, dx, nx) <= 1e-4 && maxrel_dev(gdw, dw, nw) <= 1e-4);
+  CHECK(!bias || maxrel_dev(gdb, db, (size_t)out) <= 1e-4);
+  float *ds[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
+  for (size_t i = 0; i < sizeof ds / sizeof *ds; i++) cudaFree(ds[i]);
+  float *hs[] = {x, w, b, dy, y, dx, dw, db, ox, ow, ob};
+  for (size_t i = 0; i < sizeof hs / sizeof *hs; i++) free(hs[i]);
+  cublas_linear_free(lin);
+}
+
 int main(void) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    printf("gpu_cudnn_ops: skipped (no GPU)\n");
+    printf("gpu_layer_ops: skipped (no GPU)\n");
     return 77;
   }
   setenv("HV_CUDNN_TF32", "0", 1);
@@ -125,5 +199,11 @@ int main(void) {
   cudnn_ctx_free(ctx);
   bn_case(8, 16, 64);
   bn_case(3, 32, 49);
+  pool_case(1, 4, 16, 28, 28, 2, 2);
+  pool_case(0, 4, 16, 8, 8, 2, 2);
+  pool_case(0, 4, 64, 8, 8, 8, 8); /* global average pooling of a WRN's last map */
+  eltwise_case(100003);
+  linear_case(64, 640, 10, 1);
+  linear_case(7, 33, 5, 0);
   CHECK_RETURN();
 }
