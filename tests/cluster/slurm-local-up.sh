@@ -45,3 +45,11 @@ for _ in $(seq 300); do
 done
 echo "slurm-local-up: node $HOST ($CPUS CPUs) $st after $(( ($(date +%s%N)-t0)/1000000 )) ms; SLURM_CONF=$SLURM_CONF" >&2
 [ "$st" = idle ]
+# A first, trivial job step before any test's (as slurm-netns-up.sh does, for the
+# same reason): the node's first step is the one that sets up its PMIx server.
+for try in 1 2 3; do
+  if timeout 30 srun -N1 -n1 true >/dev/null 2>&1; then break; fi
+  echo "slurm-local-up: warm-up step $try failed; retrying" >&2
+  [ "$try" = 3 ] && exit 1
+  sleep 0.5
+done
