@@ -50,22 +50,15 @@ static size_t piece_at(const hv__piece_t *p, size_t n, size_t at) {
   return lo;
 }
 
-/* Elements [at, at + len) of the pieces' send buffers to slot (element base at slot[0]). */
-static void copy_in(char *slot, size_t base, const hv__piece_t *p, size_t n, size_t at, size_t len, size_t es) {
+/* Elements [at, at + len) between the pieces and slot (element base at slot[0]): from
+ * their send buffers into the slot (to_slot), else from the slot to their receive
+ * buffers. */
+static void copy_pieces(char *slot, size_t base, const hv__piece_t *p, size_t n, size_t at, size_t len, size_t es,
+                        int to_slot) {
   for (size_t i = piece_at(p, n, at); len; i++) {
     size_t off = at - p[i].start, k = p[i].count - off < len ? p[i].count - off : len;
-    if (k) memcpy(slot + (at - base) * es, p[i].send + off * es, k * es);
-    at += k;
-    len -= k;
-  }
-}
-
-/* Elements [at, at + len) from slot (element base at slot[0]) to the receive buffers. */
-static void copy_out(const char *slot, size_t base, const hv__piece_t *p, size_t n, size_t at, size_t len,
-                     size_t es) {
-  for (size_t i = piece_at(p, n, at); len; i++) {
-    size_t off = at - p[i].start, k = p[i].count - off < len ? p[i].count - off : len;
-    if (k) memcpy(p[i].recv + off * es, slot + (at - base) * es, k * es);
+    if (k && to_slot) memcpy(slot + (at - base) * es, p[i].send + off * es, k * es);
+    if (k && !to_slot) memcpy(p[i].recv + off * es, slot + (at - base) * es, k * es);
     at += k;
     len -= k;
   }
@@ -77,9 +70,9 @@ static hv_result_t shm_small(hv__algo_ctx_t *ctx, const hv__piece_t *p, size_t n
   const size_t es = hv_dtype_size(dtype);
   if (shm->whole_pending) HV_CHECK(hv__shm_settle(shm, ctx->comm));
   const size_t half = (shm->small_calls++ & 1u) * hv__shm_half_bytes(shm);
-  copy_in(hv__shm_slot(shm, shm->local_rank) + half, 0, p, n, 0, count, es);
+  copy_pieces(hv__shm_slot(shm, shm->local_rank) + half, 0, p, n, 0, count, es, 1);
   HV_CHECK(hv__shm_barrier(shm, ctx->comm));
-  copy_out(hv__shm_slot(shm, 0) + half, 0, p, n, 0, count, es);
+  copy_pieces(hv__shm_slot(shm, 0) + half, 0, p, n, 0, count, es, 0);
   for (size_t i = 0; i < n; i++)
     for (int q = 1; q < shm->local_size; q++)
       if (p[i].count) hv__reduce(p[i].recv, hv__shm_slot(shm, q) + half + p[i].start * es, p[i].count, dtype, op);
@@ -104,7 +97,7 @@ static hv_result_t shm_run(hv__algo_ctx_t *ctx, const hv__piece_t *p, size_t np,
     size_t a, len, qa, qlen;
     for (int q = 0; q < l; q++) {
       hv__shm_segment(shm, n, q, &qa, &qlen);
-      if (q != me) copy_in(mine, done, p, np, done + qa, qlen, es);
+      if (q != me) copy_pieces(mine, done, p, np, done + qa, qlen, es, 1);
     }
     HV_CHECK(hv__shm_barrier(shm, comm));
     hv__shm_segment(shm, n, me, &a, &len);
@@ -119,7 +112,7 @@ static hv_result_t shm_run(hv__algo_ctx_t *ctx, const hv__piece_t *p, size_t np,
     HV_CHECK(hv__shm_barrier(shm, comm));
     for (int q = 0; q < l; q++) {
       hv__shm_segment(shm, n, q, &qa, &qlen);
-      if (q != me) copy_out(hv__shm_slot(shm, q), done, p, np, done + qa, qlen, es);
+      if (q != me) copy_pieces(hv__shm_slot(shm, q), done, p, np, done + qa, qlen, es, 0);
     }
   }
   shm->whole_pending = 1; /* step 4 of the last piece: hv__shm_settle, in the next call */
