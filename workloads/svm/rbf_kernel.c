@@ -19,9 +19,34 @@ void rbf_sqnorms(const float *x, int n, int d, float *sq) {
   }
 }
 
+#if HV_SVM_CUDA
+#include <stdio.h>
+
+#include "rbf_gpu.h"
+
+static rbf_gpu_t *g_gpu;
+
+void rbf_use_gpu(rbf_gpu_t *gpu) { g_gpu = gpu; }
+
+/* A GPU call that failed: said once on stderr, and the CPU computes the block (the
+ * results stay right; only the speed changes). */
+static int gpu_failed(const char *err) {
+  static int said;
+  if (!said) fprintf(stderr, "mnist_svm: warning: GPU distance block failed (%s); computing on the CPU\n", err);
+  said = 1;
+  return 0;
+}
+#endif
+
 void rbf_sqdist_block(const float *a, const float *sqa, int na, const float *b,
                       const float *sqb, int nb, int d, float *out, size_t ldo) {
   if (na <= 0 || nb <= 0) return;
+#if HV_SVM_CUDA
+  char err[256];
+  if (g_gpu && (rbf_gpu_sqdist_block(g_gpu, a, sqa, na, b, sqb, nb, d, out, ldo, err, sizeof err) == 0 ||
+                gpu_failed(err)))
+    return;
+#endif
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, na, nb, d, -2.0f, a, d, b, d, 0.0f,
               out, (int)ldo);
   for (int i = 0; i < na; ++i) {
@@ -36,6 +61,10 @@ void rbf_sqdist_block(const float *a, const float *sqa, int na, const float *b,
 
 void rbf_sqdist_self(const float *x, const float *sq, int n, int d, float *out) {
   if (n <= 0) return;
+#if HV_SVM_CUDA
+  char err[256];
+  if (g_gpu && (rbf_gpu_sqdist_self(g_gpu, x, sq, n, d, out, err, sizeof err) == 0 || gpu_failed(err))) return;
+#endif
   /* SSYRK fills the upper triangle only; mirror it after adding the norms. */
   cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, d, -2.0f, x, d, 0.0f, out, n);
   for (int i = 0; i < n; ++i) {

@@ -30,4 +30,11 @@ void rbf_kernel_block(const float *a, const float *sqa, int na, const float *b,
                       const float *sqb, int nb, int d, double gamma, float *out,
                       size_t ldo);
 
+#if HV_SVM_CUDA
+/* From now on the two distance functions above run their SGEMMs on this GPU (NULL:
+ * back to BLAS on the CPU). mnist_svm --device cuda sets it. */
+struct rbf_gpu;
+void rbf_use_gpu(struct rbf_gpu *gpu);
+#endif
+
 #endif /* HV_SVM_RBF_KERNEL_H */
