@@ -38,6 +38,11 @@ static uint32_t crc_of(const uint8_t *p, size_t n) {
 
 int checkpoint_save(const char *path, const model_t *m, const sgd_t *opt,
                     const checkpoint_meta_t *meta, char *err, size_t errlen) {
+  if (m->device == DEVICE_GPU) {
+    snprintf(err, errlen, "checkpoint_save: the model is on the GPU, and checkpoints of GPU models are not "
+             "written yet (model_gpu.h)");
+    return -1;
+  }
   ckpt_header_t h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, kMagic, 8);
@@ -87,6 +92,10 @@ int checkpoint_save(const char *path, const model_t *m, const sgd_t *opt,
 
 int checkpoint_load(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t *meta,
                     char *err, size_t errlen) {
+  if (m->device == DEVICE_GPU) {
+    snprintf(err, errlen, "checkpoint_load: the model is on the GPU; load the checkpoint before model_to_gpu");
+    return -1;
+  }
   uint8_t *data;
   size_t size;
   if (file_read_all(path, (size_t)1 << 40, &data, &size, err, errlen)) return -1;

@@ -86,6 +86,10 @@ static int broadcast(ddp_t *d, const char *name, real_t *buf, size_t n) {
 
 ddp_t *ddp_create(hv_comm_t *comm, model_t *m, const ddp_config_t *cfg, char *err,
                   size_t errlen) {
+  if (m->device == DEVICE_GPU) {
+    snprintf(err, errlen, "ddp: the model is on the GPU, and DDP of GPU models is not wired yet (model_gpu.h)");
+    return NULL;
+  }
   ddp_t *d = calloc(1, sizeof *d);
   if (!d) {
     snprintf(err, errlen, "ddp: out of memory");

@@ -1,11 +1,17 @@
 /* evaluate.c: batched evaluation-mode forward passes with summed loss and accuracy. */
 #include "evaluate.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 int model_evaluate(model_t *m, const dataset_t *ds, const int *indices, int count,
                    const batch_transform_t *t, eval_result_t *out) {
   out->loss_sum = out->correct = out->count = 0;
+  if (m->device == DEVICE_GPU) {
+    snprintf(m->err, sizeof m->err, "model_evaluate: the model is on the GPU, and evaluation of GPU models is not "
+             "wired yet (model_gpu.h)");
+    return -1;
+  }
   const int b = m->max_batch;
   real_t *x = malloc(sizeof(real_t) * (size_t)b * ds->c * ds->h * ds->w);
   uint8_t *y = malloc((size_t)b);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "batchnorm.h"
+#include "model_gpu.h"
 #include "model_internal.h"
 #include "softmax_xent.h"
 
@@ -34,11 +35,11 @@ static const layer_ops_t *const cpu_ops[LAYER_NUM_KINDS] = {
     &layer_linear_cpu_ops,  &layer_dropout_cpu_ops,        &layer_add_cpu_ops,
     &layer_flatten_cpu_ops};
 
-/* The one place that chooses an implementation per device. The GPU column is filled
- * by the CUDA/cuDNN build; until then a GPU model fails at model_finalize. */
+/* The one place that chooses an implementation per device: the GPU column is
+ * layer_gpu.c's (NULL in builds without the GPU trainer, and for kinds it lacks). */
 const layer_ops_t *layer_ops_select(layer_kind_t kind, device_kind_t device) {
   if (kind >= LAYER_NUM_KINDS) return NULL;
-  return device == DEVICE_CPU ? cpu_ops[kind] : NULL;
+  return device == DEVICE_CPU ? cpu_ops[kind] : layer_gpu_ops(kind);
 }
 
 /* The format attribute checks the callers' arguments (and is what clang's
@@ -60,8 +61,7 @@ model_t *model_create(int c, int h, int w) {
   return m;
 }
 
-void model_free(model_t *m) {
-  if (!m) return;
+void model_free_host_buffers(model_t *m) {
   for (int i = 0; i < m->n_layers; i++) {
     layer_t *l = &m->layers[i];
     if (!l->aliases_input) {
@@ -74,12 +74,18 @@ void model_free(model_t *m) {
     free(l->scratch);
     if (l->impl_free) l->impl_free(l->impl);
   }
-  free(m->layers);
   free(m->params);
   free(m->grads);
   free(m->buffers);
   free(m->dinput_buf);
   free(m->ws);
+}
+
+void model_free(model_t *m) {
+  if (!m) return;
+  if (m->device == DEVICE_GPU) model_gpu_free(m);
+  else model_free_host_buffers(m);
+  free(m->layers);
   free(m);
 }
 
@@ -207,8 +213,30 @@ void init_normal(rng_t *r, real_t *p, size_t n, double std) {
 
 void model_init_params(model_t *m, uint64_t seed) {
   rng_seed(&m->rng, seed);
+  real_t *params = m->params, *buffers = m->buffers;
+  if (m->device == DEVICE_GPU) {
+    /* The same values as on the CPU: drawn into host arrays, then uploaded. */
+    m->params = calloc(m->n_params + 1, sizeof(real_t));
+    m->buffers = calloc(m->n_buffers + 1, sizeof(real_t));
+    if (!m->params || !m->buffers) {
+      free(m->params), free(m->buffers);
+      m->params = params, m->buffers = buffers;
+      model_error(m, "model_init_params: out of memory");
+      m->failed = 1;
+      return;
+    }
+  }
   for (int i = 0; i < m->n_layers; i++)
     if (m->layers[i].ops->init) m->layers[i].ops->init(&m->layers[i], m);
+  if (m->device == DEVICE_GPU) {
+    if (model_gpu_upload(params, m->params, (m->n_params + 1) * sizeof(real_t)) ||
+        model_gpu_upload(buffers, m->buffers, (m->n_buffers + 1) * sizeof(real_t))) {
+      model_error(m, "model_init_params: the copy to the GPU failed");
+      m->failed = 1;
+    }
+    free(m->params), free(m->buffers);
+    m->params = params, m->buffers = buffers;
+  }
 }
 
 /* Chooses each layer's activation layout. oneDNN computes convolutions in blocks of 16
@@ -344,9 +372,16 @@ const real_t *model_forward(model_t *m, const real_t *x, int n, int train) {
 }
 
 double model_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int *correct) {
+  if (m->device == DEVICE_GPU) return model_gpu_loss(m, labels, grad_scale, correct);
   layer_t *last = &m->layers[m->n_layers - 1];
   return softmax_xent(m->batch, (int)layer_out_size(last), last->out, labels, grad_scale,
                       last->dout, NULL, correct);
+}
+
+/* memset on the model's device. */
+static void zero(model_t *m, void *p, size_t bytes) {
+  if (m->device == DEVICE_GPU) model_gpu_zero(p, bytes);
+  else memset(p, 0, bytes);
 }
 
 void model_backward(model_t *m, model_backward_hook_t hook, void *ctx) {
@@ -358,16 +393,16 @@ void model_backward(model_t *m, model_backward_hook_t hook, void *ctx) {
     layer_t *l = &m->layers[i];
     if (l->aliases_input || l->dout == top) continue;
     if (l->grad_written) continue;
-    memset(l->dout, 0, sizeof(real_t) * (size_t)n * layer_out_size(l));
+    zero(m, l->dout, sizeof(real_t) * (size_t)n * layer_out_size(l));
   }
-  memset(m->dinput_buf, 0, sizeof(real_t) * (size_t)n * m->in_c * m->in_h * m->in_w);
+  zero(m, m->dinput_buf, sizeof(real_t) * (size_t)n * m->in_c * m->in_h * m->in_w);
   for (int i = m->n_layers - 1; i >= 0; i--) {
     m->layers[i].ops->backward(&m->layers[i], m);
     if (hook) hook(ctx, m, i);
   }
 }
 
-void model_zero_grad(model_t *m) { memset(m->grads, 0, sizeof(real_t) * m->n_params); }
+void model_zero_grad(model_t *m) { zero(m, m->grads, sizeof(real_t) * m->n_params); }
 
 const real_t *model_input_grad(const model_t *m) { return m->dinput_buf; }
 const real_t *model_output(const model_t *m) { return m->layers[m->n_layers - 1].out; }

@@ -44,6 +44,7 @@ typedef struct model {
   int blocked_layout;       /* activations between convolutions in oneDNN's nChw16c */
   int conv_fallback_test;   /* tests only: convolutions take their im2col fallback */
   int failed;               /* a layer could not run (err says why): model_forward returns NULL */
+  void *gpu;                /* model_gpu.c's state of a model on the GPU */
   int finalized;
   char err[256];
 } model_t;

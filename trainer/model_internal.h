@@ -11,6 +11,8 @@ static inline const real_t *model_src(const model_t *m, int id) {
 }
 /* Whether producer id's output is in the channel-blocked layout (the model input never is). */
 static inline int model_src_blocked(const model_t *m, int id) { return id >= 0 && m->layers[id].blocked; }
+/* Frees what a CPU model allocated (buffers, layer state), not the layers array. */
+void model_free_host_buffers(model_t *m);
 /* Gradient buffer of producer id (-1: the input gradient, m->dinput_buf). */
 real_t *model_dsrc(model_t *m, int id);
 

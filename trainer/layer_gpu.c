@@ -1,0 +1,195 @@
+/* layer_gpu.c: the GPU column of the ops table (model.c: layer_ops_select): each layer
+ * kind's forward and backward on device buffers through kernels/cuda/ (cuDNN for
+ * convolution, batch norm, pooling, ReLU and adds; cuBLAS for linear layers). Shapes
+ * and initialisation are the CPU ops' (a model is built on the CPU, then moved:
+ * model_gpu.h). Backward accumulates into input gradients, as on the CPU. A call that
+ * fails sets m->failed and m->err; model_forward then returns NULL. Dropout has no GPU
+ * version yet. Not run on a GPU yet (tests/trainer/gpu_train_step.c). */
+#include "model_gpu.h"
+
+#if HV_TRAINER_CUDA
+#include <stdio.h>
+
+#include "cublas_linear.h"
+#include "cudnn_ops.h"
+#include "model_internal.h"
+
+static void failed(layer_t *l, model_t *m, const char *why) {
+  if (m->failed) return;
+  snprintf(m->err, sizeof m->err, "layer '%s' on the GPU: %s", l->name, why);
+  m->failed = 1;
+}
+
+static void cudnn_free_impl(void *p) { cudnn_ctx_free(p); }
+static void cublas_free_impl(void *p) { cublas_linear_free(p); }
+
+/* The layer's cuDNN context, made on first use. */
+static cudnn_ctx_t *dnn(layer_t *l, model_t *m) {
+  if (!l->impl) {
+    l->impl = cudnn_ctx_create();
+    if (!l->impl) {
+      failed(l, m, "cuDNN did not start");
+      return NULL;
+    }
+    l->impl_free = cudnn_free_impl;
+  }
+  return l->impl;
+}
+
+#define DNN_OR_RETURN(c) \
+  cudnn_ctx_t *c = dnn(l, m); \
+  if (!c) return
+
+#define CHECK_CALL(call) \
+  do {                   \
+    if ((call) != 0) failed(l, m, cudnn_ctx_error(c)); \
+  } while (0)
+
+static real_t *dsrc_or_null(layer_t *l, model_t *m, int k) {
+  return l->in[k] < 0 && !m->want_input_grad ? NULL : model_dsrc(m, l->in[k]);
+}
+
+static size_t count(const layer_t *l, const model_t *m) { return (size_t)m->batch * layer_out_size(l); }
+
+static conv2d_shape_t conv_shape(const layer_t *l, int n) {
+  conv2d_shape_t s = {.n = n, .c = l->in_c, .h = l->in_h, .w = l->in_w, .k = l->out_ch,
+                      .kh = l->ksize, .kw = l->ksize, .stride = l->stride, .pad = l->pad};
+  conv2d_shape_init(&s);
+  return s;
+}
+
+static void conv_fwd(layer_t *l, model_t *m, int train) {
+  DNN_OR_RETURN(c);
+  l->train = train;
+  conv2d_shape_t s = conv_shape(l, m->batch);
+  CHECK_CALL(cudnn_conv2d_forward(c, &s, model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l), l->out, NULL));
+}
+
+static void conv_bwd(layer_t *l, model_t *m) {
+  DNN_OR_RETURN(c);
+  conv2d_shape_t s = conv_shape(l, m->batch);
+  CHECK_CALL(cudnn_conv2d_backward(c, &s, model_src(m, l->in[0]), layer_w(m, l), l->dout, dsrc_or_null(l, m, 0),
+                                   layer_dw(m, l), layer_db(m, l), NULL));
+}
+
+static void bn_fwd(layer_t *l, model_t *m, int train) {
+  DNN_OR_RETURN(c);
+  real_t *buf = m->buffers + l->buf_off;
+  l->train = train;
+  if (train)
+    CHECK_CALL(cudnn_batchnorm_forward_train(c, m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
+                                             layer_b(m, l), l->eps, l->bn_momentum, buf, buf + l->c, l->save,
+                                             l->save + l->c, l->out, NULL));
+  else
+    CHECK_CALL(cudnn_batchnorm_forward_eval(c, m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
+                                            layer_b(m, l), l->eps, buf, buf + l->c, l->out, NULL));
+}
+
+static void bn_bwd(layer_t *l, model_t *m) {
+  DNN_OR_RETURN(c);
+  if (!l->train) {
+    failed(l, m, "batch norm backward after an evaluation-mode forward is not on the GPU yet");
+    return;
+  }
+  CHECK_CALL(cudnn_batchnorm_backward(c, m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), l->dout, layer_w(m, l),
+                                      l->save, l->save + l->c, l->eps, dsrc_or_null(l, m, 0), layer_dw(m, l),
+                                      layer_db(m, l), NULL));
+}
+
+static void relu_fwd(layer_t *l, model_t *m, int train) {
+  DNN_OR_RETURN(c);
+  CHECK_CALL(cudnn_relu_forward(c, count(l, m), model_src(m, l->in[0]), l->out, NULL));
+}
+
+static void relu_bwd(layer_t *l, model_t *m) {
+  DNN_OR_RETURN(c);
+  real_t *dx = dsrc_or_null(l, m, 0);
+  if (dx) CHECK_CALL(cudnn_relu_backward(c, count(l, m), model_src(m, l->in[0]), l->out, l->dout, dx, NULL));
+}
+
+/* Max and average pooling with the layer's window; global pooling with the whole
+ * (square) map as the window. */
+static void pool_run(layer_t *l, model_t *m, int max, int global, int backward) {
+  DNN_OR_RETURN(c);
+  if (global && l->in_h != l->in_w) {
+    failed(l, m, "global pooling of a map that is not square is not on the GPU yet");
+    return;
+  }
+  const int k = global ? l->in_h : l->ksize, stride = global ? l->in_h : l->stride;
+  real_t *dx = backward ? dsrc_or_null(l, m, 0) : NULL;
+  if (!backward)
+    CHECK_CALL(cudnn_pool_forward(c, max, m->batch, l->in_c, l->in_h, l->in_w, k, stride, model_src(m, l->in[0]),
+                                  l->out, NULL));
+  else if (dx)
+    CHECK_CALL(cudnn_pool_backward(c, max, m->batch, l->in_c, l->in_h, l->in_w, k, stride, model_src(m, l->in[0]),
+                                   l->out, l->dout, dx, NULL));
+}
+
+static void maxpool_fwd(layer_t *l, model_t *m, int train) { pool_run(l, m, 1, 0, 0); }
+static void maxpool_bwd(layer_t *l, model_t *m) { pool_run(l, m, 1, 0, 1); }
+static void avgpool_fwd(layer_t *l, model_t *m, int train) { pool_run(l, m, 0, 0, 0); }
+static void avgpool_bwd(layer_t *l, model_t *m) { pool_run(l, m, 0, 0, 1); }
+static void gap_fwd(layer_t *l, model_t *m, int train) { pool_run(l, m, 0, 1, 0); }
+static void gap_bwd(layer_t *l, model_t *m) { pool_run(l, m, 0, 1, 1); }
+
+static void add_fwd(layer_t *l, model_t *m, int train) {
+  DNN_OR_RETURN(c);
+  CHECK_CALL(cudnn_add(c, count(l, m), model_src(m, l->in[0]), model_src(m, l->in[1]), l->out, NULL));
+}
+
+static void add_bwd(layer_t *l, model_t *m) {
+  DNN_OR_RETURN(c);
+  for (int k = 0; k < 2; k++) {
+    real_t *dx = dsrc_or_null(l, m, k);
+    if (dx) CHECK_CALL(cudnn_accumulate(c, count(l, m), l->dout, dx, NULL));
+  }
+}
+
+static cublas_linear_t *blas(layer_t *l, model_t *m) {
+  if (!l->impl) {
+    l->impl = cublas_linear_create();
+    if (!l->impl) {
+      failed(l, m, "cuBLAS did not start");
+      return NULL;
+    }
+    l->impl_free = cublas_free_impl;
+  }
+  return l->impl;
+}
+
+static void linear_fwd(layer_t *l, model_t *m, int train) {
+  cublas_linear_t *b = blas(l, m);
+  l->train = train;
+  if (b && cublas_linear_forward(b, m->batch, (int)layer_in_size(l), l->out_ch, model_src(m, l->in[0]),
+                                 layer_w(m, l), layer_b(m, l), l->out, NULL))
+    failed(l, m, cublas_linear_error(b));
+}
+
+static void linear_bwd(layer_t *l, model_t *m) {
+  cublas_linear_t *b = blas(l, m);
+  if (b && cublas_linear_backward(b, m->batch, (int)layer_in_size(l), l->out_ch, model_src(m, l->in[0]),
+                                  layer_w(m, l), l->dout, dsrc_or_null(l, m, 0), layer_dw(m, l), layer_db(m, l),
+                                  NULL))
+    failed(l, m, cublas_linear_error(b));
+}
+
+#define GPU_OPS(cpu, fwd, bwd) {cpu.name, cpu.setup, cpu.init, fwd, bwd}
+
+const layer_ops_t *layer_gpu_ops(layer_kind_t kind) {
+  static layer_ops_t table[LAYER_NUM_KINDS];
+  static int filled;
+  if (!filled) {
+    table[LAYER_CONV2D] = (layer_ops_t)GPU_OPS(layer_conv2d_cpu_ops, conv_fwd, conv_bwd);
+    table[LAYER_BATCHNORM2D] = (layer_ops_t)GPU_OPS(layer_batchnorm2d_cpu_ops, bn_fwd, bn_bwd);
+    table[LAYER_RELU] = (layer_ops_t)GPU_OPS(layer_relu_cpu_ops, relu_fwd, relu_bwd);
+    table[LAYER_MAXPOOL] = (layer_ops_t)GPU_OPS(layer_maxpool_cpu_ops, maxpool_fwd, maxpool_bwd);
+    table[LAYER_AVGPOOL] = (layer_ops_t)GPU_OPS(layer_avgpool_cpu_ops, avgpool_fwd, avgpool_bwd);
+    table[LAYER_GLOBAL_AVGPOOL] = (layer_ops_t)GPU_OPS(layer_global_avgpool_cpu_ops, gap_fwd, gap_bwd);
+    table[LAYER_LINEAR] = (layer_ops_t)GPU_OPS(layer_linear_cpu_ops, linear_fwd, linear_bwd);
+    table[LAYER_ADD] = (layer_ops_t)GPU_OPS(layer_add_cpu_ops, add_fwd, add_bwd);
+    table[LAYER_FLATTEN] = layer_flatten_cpu_ops; /* a view: nothing to run */
+    filled = 1;
+  }
+  return kind < LAYER_NUM_KINDS && table[kind].forward ? &table[kind] : NULL;
+}
+#endif

@@ -1,0 +1,220 @@
+/* model_gpu.c: moving a model to the GPU and the model-level GPU work (model_gpu.h):
+ * device memory, the loss, the SGD update. The layers' GPU ops are in layer_gpu.c. */
+#include "model_gpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+#if HV_TRAINER_CUDA
+#include <cuda_runtime.h>
+
+#include "gpu_kernels.h"
+
+int model_gpu_alloc(void **dev, size_t bytes) {
+  *dev = NULL;
+  return cudaMalloc(dev, bytes ? bytes : 1) == cudaSuccess ? 0 : -1;
+}
+
+void model_gpu_release(void *dev) { cudaFree(dev); }
+
+int model_gpu_upload(void *dev, const void *host, size_t bytes) {
+  return cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess ? 0 : -1;
+}
+
+void model_gpu_zero(void *dev, size_t bytes) {
+  if (bytes) cudaMemsetAsync(dev, 0, bytes, NULL);
+}
+
+/* The device copies of the loss's inputs and outputs, grown with the batch. */
+typedef struct gpu_loss {
+  uint8_t *labels;
+  double *loss;
+  int *right;
+  int cap;
+} gpu_loss_t;
+
+static void release_all(model_t *m) {
+  model_gpu_release(m->params);
+  model_gpu_release(m->grads);
+  model_gpu_release(m->buffers);
+  model_gpu_release(m->dinput_buf);
+  for (int i = 0; i < m->n_layers; i++) {
+    layer_t *l = &m->layers[i];
+    if (!l->aliases_input) model_gpu_release(l->out), model_gpu_release(l->dout);
+    model_gpu_release(l->save);
+    if (l->impl_free) l->impl_free(l->impl);
+    l->out = l->dout = l->save = NULL;
+    l->impl = NULL;
+    l->impl_free = NULL;
+  }
+  gpu_loss_t *g = m->gpu;
+  if (g) model_gpu_release(g->labels), model_gpu_release(g->loss), model_gpu_release(g->right), free(g);
+  m->gpu = NULL;
+}
+
+void model_gpu_free(model_t *m) { release_all(m); }
+
+/* A device copy of n host values (NULL: zeroed). */
+static real_t *upload(const real_t *host, size_t n) {
+  void *d = NULL;
+  if (model_gpu_alloc(&d, n * sizeof(real_t))) return NULL;
+  if (host) cudaMemcpy(d, host, n * sizeof(real_t), cudaMemcpyHostToDevice);
+  else cudaMemset(d, 0, n * sizeof(real_t));
+  return d;
+}
+
+int model_to_gpu(model_t *m) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    snprintf(m->err, sizeof m->err, "model_to_gpu: no CUDA device is visible");
+    return -1;
+  }
+  if (!m->finalized || m->device == DEVICE_GPU) {
+    snprintf(m->err, sizeof m->err, "model_to_gpu: %s", m->finalized ? "already on the GPU" : "finalize it first");
+    return -1;
+  }
+  for (int i = 0; i < m->n_layers; i++)
+    if (!layer_gpu_ops(m->layers[i].kind)) {
+      snprintf(m->err, sizeof m->err, "model_to_gpu: layer '%s': no GPU version of %s yet", m->layers[i].name,
+               layer_kind_name(m->layers[i].kind));
+      return -1;
+    }
+  /* Build the device model aside, then swap: a failure leaves the CPU model intact. */
+  model_t d = *m;
+  d.layers = malloc(sizeof *d.layers * (size_t)m->n_layers);
+  gpu_loss_t *g = calloc(1, sizeof *g);
+  if (!d.layers || !g) {
+    free(d.layers);
+    free(g);
+    snprintf(m->err, sizeof m->err, "model_to_gpu: out of memory");
+    return -1;
+  }
+  memcpy(d.layers, m->layers, sizeof *d.layers * (size_t)m->n_layers);
+  d.gpu = g;
+  d.params = upload(m->params, m->n_params + 1);
+  d.grads = upload(NULL, m->n_params + 1);
+  d.buffers = upload(m->buffers, m->n_buffers + 1);
+  d.dinput_buf = upload(NULL, (size_t)m->max_batch * m->in_c * m->in_h * m->in_w);
+  int ok = d.params && d.grads && d.buffers && d.dinput_buf;
+  for (int i = 0; i < d.n_layers; i++) {
+    layer_t *l = &d.layers[i];
+    l->ops = layer_gpu_ops(l->kind);
+    l->impl = NULL; /* the CPU's oneDNN contexts stay with the CPU model */
+    l->impl_free = NULL;
+    l->impl_failed = 0;
+    /* NCHW, and every input gradient accumulated into a zeroed buffer. */
+    l->blocked = l->dx_overwrite = l->grad_written = 0;
+    l->plain = NULL;
+    l->scratch = NULL;
+    l->argmax = NULL;
+    l->out = l->dout = l->save = NULL;
+    if (l->aliases_input) continue;
+    const size_t out = (size_t)m->max_batch * layer_out_size(l);
+    l->out = upload(NULL, out);
+    l->dout = upload(NULL, out);
+    if (l->kind == LAYER_BATCHNORM2D) l->save = upload(NULL, 2 * (size_t)l->c);
+    ok = ok && l->out && l->dout && (l->kind != LAYER_BATCHNORM2D || l->save);
+  }
+  for (int i = 0; i < d.n_layers; i++) /* flatten: its input's buffers */
+    if (d.layers[i].aliases_input) {
+      d.layers[i].out = d.layers[d.layers[i].in[0]].out;
+      d.layers[i].dout = d.layers[d.layers[i].in[0]].dout;
+    }
+  d.blocked_layout = 0;
+  d.ws = NULL;
+  d.ws_elems = 0;
+  d.device = DEVICE_GPU;
+  if (!ok) {
+    release_all(&d);
+    free(d.layers);
+    snprintf(m->err, sizeof m->err, "model_to_gpu: out of device memory for the model at batch %d", m->max_batch);
+    return -1;
+  }
+  /* The CPU model's memory goes; the device model takes its place. */
+  model_free_host_buffers(m);
+  free(m->layers);
+  *m = d;
+  return 0;
+}
+
+double model_gpu_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int *correct) {
+  gpu_loss_t *g = m->gpu;
+  const layer_t *last = &m->layers[m->n_layers - 1];
+  const int n = m->batch, k = (int)layer_out_size(last);
+  if (g->cap < n) {
+    model_gpu_release(g->labels), model_gpu_release(g->loss), model_gpu_release(g->right);
+    g->labels = NULL, g->loss = NULL, g->right = NULL, g->cap = 0;
+    if (model_gpu_alloc((void **)&g->labels, (size_t)m->max_batch) ||
+        model_gpu_alloc((void **)&g->loss, (size_t)m->max_batch * sizeof(double)) ||
+        model_gpu_alloc((void **)&g->right, (size_t)m->max_batch * sizeof(int))) {
+      snprintf(m->err, sizeof m->err, "model_loss: out of device memory");
+      m->failed = 1;
+      return NAN;
+    }
+    g->cap = m->max_batch;
+  }
+  double *loss = malloc((size_t)n * sizeof *loss);
+  int *right = malloc((size_t)n * sizeof *right);
+  double sum = NAN;
+  if (loss && right && cudaMemcpy(g->labels, labels, (size_t)n, cudaMemcpyHostToDevice) == cudaSuccess &&
+      gpu_softmax_xent(n, k, last->out, g->labels, grad_scale, grad_scale != 0 ? last->dout : NULL, g->loss,
+                       g->right, NULL) == 0 &&
+      cudaMemcpy(loss, g->loss, (size_t)n * sizeof *loss, cudaMemcpyDeviceToHost) == cudaSuccess &&
+      cudaMemcpy(right, g->right, (size_t)n * sizeof *right, cudaMemcpyDeviceToHost) == cudaSuccess) {
+    /* Row by row in order, as the CPU sums them. */
+    int r = 0;
+    sum = 0;
+    for (int i = 0; i < n; i++) sum += loss[i], r += right[i];
+    if (correct) *correct = r;
+  } else {
+    snprintf(m->err, sizeof m->err, "model_loss: the GPU softmax cross-entropy failed");
+    m->failed = 1;
+  }
+  free(loss);
+  free(right);
+  return sum;
+}
+
+void model_gpu_sgd(size_t n, real_t *param, const real_t *grad, real_t *buf, real_t lr, real_t momentum,
+                   real_t weight_decay, int nesterov, int first) {
+  gpu_sgd_update(n, param, grad, buf, lr, momentum, weight_decay, nesterov, first, NULL);
+}
+
+#else /* no GPU trainer in this build */
+
+int model_to_gpu(model_t *m) {
+  snprintf(m->err, sizeof m->err, "model_to_gpu: this build has no GPU trainer (configure with the CUDA toolkit "
+           "and cuDNN)");
+  return -1;
+}
+void model_gpu_free(model_t *m) { (void)m; }
+void model_gpu_zero(void *dev, size_t bytes) { (void)dev, (void)bytes; }
+double model_gpu_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int *correct) {
+  (void)m, (void)labels, (void)grad_scale, (void)correct;
+  return 0;
+}
+int model_gpu_alloc(void **dev, size_t bytes) {
+  (void)bytes;
+  *dev = NULL;
+  return -1;
+}
+void model_gpu_release(void *dev) { (void)dev; }
+int model_gpu_upload(void *dev, const void *host, size_t bytes) {
+  (void)dev, (void)host, (void)bytes;
+  return -1;
+}
+void model_gpu_sgd(size_t n, real_t *param, const real_t *grad, real_t *buf, real_t lr, real_t momentum,
+                   real_t weight_decay, int nesterov, int first) {
+  (void)n, (void)param, (void)grad, (void)buf, (void)lr, (void)momentum, (void)weight_decay, (void)nesterov,
+      (void)first;
+}
+const layer_ops_t *layer_gpu_ops(layer_kind_t kind) {
+  (void)kind;
+  return NULL;
+}
+
+#endif
