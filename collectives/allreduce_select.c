@@ -41,8 +41,7 @@ const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__
   if (want == HV__ALGO_AUTO) {
     int hier_possible = ctx->local && ctx->cross && ctx->uniform_nodes;
     int several_nodes = hier_possible && ctx->cross->transport.size > 1 && ctx->local->transport.size > 1;
-    const int one_node_shm = ctx->shm && ctx->shm->local_size == ctx->transport.size;
-    if (one_node_shm) want = HV__ALGO_SHM;
+    if (hv__allreduce_shm_usable(ctx)) want = HV__ALGO_SHM;
     else if (bytes <= ctx->config->small_allreduce_bytes) want = HV__ALGO_RD;
     else if (hier_possible && (ctx->config->hierarchical == 1 || (ctx->config->hierarchical == -1 && several_nodes)))
       want = HV__ALGO_HIER;

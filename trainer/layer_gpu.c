@@ -20,20 +20,26 @@ static void failed(layer_t *l, model_t *m, const char *why) {
   m->failed = 1;
 }
 
+static void *cudnn_make(void) { return cudnn_ctx_create(); }
 static void cudnn_free_impl(void *p) { cudnn_ctx_free(p); }
+static void *cublas_make(void) { return cublas_linear_create(); }
 static void cublas_free_impl(void *p) { cublas_linear_free(p); }
 
-/* The layer's cuDNN context, made on first use. */
-static cudnn_ctx_t *dnn(layer_t *l, model_t *m) {
+/* The layer's library context (cuDNN or cuBLAS), made on first use. */
+static void *impl_of(layer_t *l, model_t *m, void *(*make)(void), void (*destroy)(void *), const char *what) {
   if (!l->impl) {
-    l->impl = cudnn_ctx_create();
+    l->impl = make();
     if (!l->impl) {
-      failed(l, m, "cuDNN did not start");
+      failed(l, m, what);
       return NULL;
     }
-    l->impl_free = cudnn_free_impl;
+    l->impl_free = destroy;
   }
   return l->impl;
+}
+
+static cudnn_ctx_t *dnn(layer_t *l, model_t *m) {
+  return impl_of(l, m, cudnn_make, cudnn_free_impl, "cuDNN did not start");
 }
 
 #define DNN_OR_RETURN(c) \
@@ -146,15 +152,7 @@ static void add_bwd(layer_t *l, model_t *m) {
 }
 
 static cublas_linear_t *blas(layer_t *l, model_t *m) {
-  if (!l->impl) {
-    l->impl = cublas_linear_create();
-    if (!l->impl) {
-      failed(l, m, "cuBLAS did not start");
-      return NULL;
-    }
-    l->impl_free = cublas_free_impl;
-  }
-  return l->impl;
+  return impl_of(l, m, cublas_make, cublas_free_impl, "cuBLAS did not start");
 }
 
 static void linear_fwd(layer_t *l, model_t *m, int train) {

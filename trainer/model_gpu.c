@@ -62,8 +62,12 @@ void model_gpu_free(model_t *m) { release_all(m); }
 static real_t *upload(const real_t *host, size_t n) {
   void *d = NULL;
   if (model_gpu_alloc(&d, n * sizeof(real_t))) return NULL;
-  if (host) cudaMemcpy(d, host, n * sizeof(real_t), cudaMemcpyHostToDevice);
-  else cudaMemset(d, 0, n * sizeof(real_t));
+  const int rc = host ? model_gpu_upload(d, host, n * sizeof(real_t))
+                      : (cudaMemset(d, 0, n * sizeof(real_t)) == cudaSuccess ? 0 : -1);
+  if (rc) {
+    model_gpu_release(d);
+    return NULL;
+  }
   return d;
 }
 
