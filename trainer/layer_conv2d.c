@@ -1,7 +1,9 @@
 /* layer_conv2d.c: Conv2d layer (square kernel, stride, zero padding, optional bias)
  * on the CPU: oneDNN when the build has it (float32; HV_CONV=im2col turns it off),
  * else im2col + gemm with scratch from the model's shared workspace. A oneDNN failure
- * (an unsupported shape) falls back to im2col for that layer for good. */
+ * (an unsupported shape) falls back to im2col for that layer for good. oneDNN's
+ * algorithm per direction: HV_CONV_ALGO=auto (default: Winograd where it is faster,
+ * see conv2d_dnnl.c), direct or winograd. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +17,23 @@
 
 static void dnnl_free_impl(void *p) { conv2d_dnnl_free(p); }
 
+/* HV_CONV_ALGO as conv2d_dnnl flags, or -1 when it names no algorithm (conv_setup
+ * then fails the model's build with a message). */
+static int algo_flags(void) {
+  const char *env = getenv("HV_CONV_ALGO");
+  if (!env || !*env || strcmp(env, "auto") == 0) return 0;
+  if (strcmp(env, "direct") == 0) return CONV2D_DNNL_DIRECT;
+  if (strcmp(env, "winograd") == 0) return CONV2D_DNNL_WINOGRAD;
+  return -1;
+}
+
 /* The layer's oneDNN context, created on first use; NULL means use im2col. */
 static conv2d_dnnl_t *dnnl_of(layer_t *l, const model_t *m) {
   if (!layer_conv2d_uses_dnnl() || l->impl_failed || m->conv_fallback_test) return NULL;
   if (!l->impl) {
     l->impl = conv2d_dnnl_create((model_src_blocked(m, l->in[0]) ? CONV2D_DNNL_SRC_BLOCKED : 0) |
                                  (l->blocked ? CONV2D_DNNL_DST_BLOCKED : 0) |
-                                 (l->dx_overwrite ? CONV2D_DNNL_DX_OVERWRITE : 0));
+                                 (l->dx_overwrite ? CONV2D_DNNL_DX_OVERWRITE : 0) | algo_flags());
     if (l->impl) l->impl_free = dnnl_free_impl;
   }
   return l->impl;
@@ -79,6 +91,12 @@ static int conv_setup(layer_t *l, char *err, size_t errlen) {
              l->name, l->ksize, l->stride, l->pad, l->in_c, l->in_h, l->in_w);
     return -1;
   }
+#if HV_HAVE_DNNL
+  if (layer_conv2d_uses_dnnl() && algo_flags() < 0) {
+    snprintf(err, errlen, "HV_CONV_ALGO=%s: expected auto, direct or winograd", getenv("HV_CONV_ALGO"));
+    return -1;
+  }
+#endif
   l->c = l->out_ch;
   l->h = s.ho;
   l->w = s.wo;

@@ -239,6 +239,15 @@ void model_init_params(model_t *m, uint64_t seed) {
   }
 }
 
+/* An activation or its gradient: cache-line aligned, as oneDNN's own buffers are:
+ * its convolutions read and write these in place (the blocked layout), and some of
+ * its kernels store with aligned writes (conv2d_dnnl.c); malloc gives large blocks 16
+ * bytes only. */
+static real_t *alloc_activation(size_t elems) {
+  void *p = NULL;
+  return posix_memalign(&p, 64, (elems ? elems : 1) * sizeof(real_t)) == 0 ? p : NULL;
+}
+
 /* Chooses each layer's activation layout. oneDNN computes convolutions in blocks of 16
  * channels (nChw16c); kept in that layout from one convolution to the next, through
  * batch norm, ReLU, dropout and residual adds, activations need no reorder around each
@@ -318,8 +327,8 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
       l->dout = m->layers[l->in[0]].dout;
       l->aliases_input = 1;
     } else {
-      l->out = malloc(out * sizeof(real_t));
-      l->dout = malloc(out * sizeof(real_t));
+      l->out = alloc_activation(out);
+      l->dout = alloc_activation(out);
       if (!l->out || !l->dout) goto oom;
     }
     if (l->kind == LAYER_BATCHNORM2D) l->save = malloc(2 * (size_t)l->c * sizeof(real_t));

@@ -223,7 +223,10 @@ resume_fallback)
 resume_other_np)
   # A checkpoint written by 4 ranks resumed by 2 ranks with 2 micro-batches each (the
   # same global batch and batch-norm groups): the resumed run ends at the parameters
-  # of the uninterrupted 4-rank run, to the float32 bound of the "equiv" case.
+  # of the uninterrupted 4-rank run. Bound 1e-3: over 12 steps at learning rate 0.1 the
+  # two ways of summing the same gradients drift apart to 1.5e-4 with the Winograd
+  # convolutions (their rounding: tests/kernels/test_conv2d_dnnl.c; with direct ones,
+  # HV_CONV_ALGO=direct, 7e-8), while a learning rate off by 0.1% ends 1e-2 apart.
   tiny data
   ARGS="$COMMON --batch-size 16 --train-size 64 --epochs 3 --no-augment --quiet"
   run 4 $ARGS --checkpoint-dir ca --results ra
@@ -235,7 +238,7 @@ resume_other_np)
   run 2 $ARGS --checkpoint-dir cb --results rb --resume --micro-batches 2
   [ "$RC" -eq 0 ] || fail "resumed on 2 ranks: exit code $RC"
   CK=ckpt-step-000000000012.hvckpt
-  "$COMPARE_CKPT" 10 1 10 3 "ca/$CK" "cb/$CK" 1e-5 || fail "4 ranks != 4 ranks then 2 ranks"
+  "$COMPARE_CKPT" 10 1 10 3 "ca/$CK" "cb/$CK" 1e-3 || fail "4 ranks != 4 ranks then 2 ranks"
   run 1 $ARGS --checkpoint-dir cb --resume --epochs 4 --micro-batches 2
   [ "$RC" -eq 0 ] || fail "resumed on 1 rank: exit code $RC"
   echo "resume 4 ranks -> 2 ranks: final parameters equal; -> 1 rank: ran"
