@@ -26,20 +26,20 @@
 static inline void block_row_sums(const real_t *p, int hw, const real_t *shift, const real_t *q, int square,
                                   double *sa, double *sb) {
   const int full = hw / 8 * 8;
-  real_t a[8][B], b[8][B];
-  for (int l = 0; l < 8; l++) {
-    real_t acc_a[B] = {0}, acc_b[B] = {0};
-    for (int j = l; j < full; j += 8) {
-      const real_t *pj = p + (size_t)j * B, *qj = q ? q + (size_t)j * B : NULL;
+  /* One pass over the row, eight positions (cache lines) at a time, position l of each
+   * eight into lane l: lane l adds the same values in the same order as a pass of its
+   * own over j = l, l + 8, ... would (the bits of batchnorm.c), and the row is read once,
+   * in order, with the 2 x 8 lanes of 16 channels in vector registers. */
+  real_t a[8][B] = {{0}}, b[8][B] = {{0}};
+  for (int j0 = 0; j0 < full; j0 += 8)
+    for (int l = 0; l < 8; l++) {
+      const real_t *pj = p + (size_t)(j0 + l) * B, *qj = q ? q + (size_t)(j0 + l) * B : NULL;
       for (int k = 0; k < B; k++) {
         const real_t d = pj[k] - (shift ? shift[k] : 0);
-        acc_a[k] += d;
-        acc_b[k] += square ? d * d : (q ? d * qj[k] : 0);
+        a[l][k] += d;
+        b[l][k] += square ? d * d : (q ? d * qj[k] : 0);
       }
     }
-    memcpy(a[l], acc_a, sizeof acc_a);
-    memcpy(b[l], acc_b, sizeof acc_b);
-  }
   double da[B] = {0}, db[B] = {0};
   for (int j = full; j < hw; j++)
     for (int k = 0; k < B; k++) {
