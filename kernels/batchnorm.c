@@ -99,7 +99,7 @@ void batchnorm_forward_eval(int n, int c, int hw, const real_t *x, const real_t 
 
 void batchnorm_backward(int n, int c, int hw, int train, const real_t *x, const real_t *dy,
                         const real_t *gamma, const real_t *save_mean,
-                        const real_t *save_invstd, real_t *dx, real_t *dgamma,
+                        const real_t *save_invstd, real_t *dx, int dx_write, real_t *dgamma,
                         real_t *dbeta) {
   const double m = (double)n * hw;
 #pragma omp parallel for schedule(static) if ((double)n * hw * c > 32768)
@@ -130,10 +130,16 @@ void batchnorm_backward(int n, int c, int hw, int train, const real_t *x, const 
          * first, so a large mean does not cancel digits. mean == fmean exactly. */
         const double k1 = sdy / m, k2 = dg * invstd / m;
         const real_t ca = (real_t)scale, cb = (real_t)(-scale * k2), cc = (real_t)(-scale * k1);
-        for (int j = 0; j < hw; j++) q[j] += ca * g[j] + cb * (p[j] - fmean) + cc;
+        if (dx_write)
+          for (int j = 0; j < hw; j++) q[j] = ca * g[j] + cb * (p[j] - fmean) + cc;
+        else
+          for (int j = 0; j < hw; j++) q[j] += ca * g[j] + cb * (p[j] - fmean) + cc;
       } else {
         const real_t ca = (real_t)scale;
-        for (int j = 0; j < hw; j++) q[j] += ca * g[j];
+        if (dx_write)
+          for (int j = 0; j < hw; j++) q[j] = ca * g[j];
+        else
+          for (int j = 0; j < hw; j++) q[j] += ca * g[j];
       }
     }
   }

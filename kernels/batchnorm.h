@@ -22,11 +22,12 @@ void batchnorm_forward_eval(int n, int c, int hw, const real_t *x, const real_t 
                             const real_t *running_var, real_t *save_mean, real_t *save_invstd,
                             real_t *y);
 
-/* Accumulates dgamma, dbeta and dx. train: the statistics were the batch's (their
- * dependence on x is differentiated); else they were constants. */
+/* Accumulates dgamma, dbeta and dx; dx_write: writes dx instead (the caller knows
+ * nothing else contributes to it, and need not zero it). train: the statistics were
+ * the batch's (their dependence on x is differentiated); else they were constants. */
 void batchnorm_backward(int n, int c, int hw, int train, const real_t *x, const real_t *dy,
                         const real_t *gamma, const real_t *save_mean,
-                        const real_t *save_invstd, real_t *dx /* or NULL */,
+                        const real_t *save_invstd, real_t *dx /* or NULL */, int dx_write,
                         real_t *dgamma, real_t *dbeta);
 
 /* The same three on activations in the channel-blocked layout (layout_blocked.h; c a
@@ -43,6 +44,6 @@ void batchnorm_forward_eval_blocked(int n, int c, int hw, const real_t *x, const
                                     real_t *y, double *scratch);
 void batchnorm_backward_blocked(int n, int c, int hw, int train, const real_t *x, const real_t *dy,
                                 const real_t *gamma, const real_t *save_mean, const real_t *save_invstd,
-                                real_t *dx, real_t *dgamma, real_t *dbeta, double *scratch);
+                                real_t *dx, int dx_write, real_t *dgamma, real_t *dbeta, double *scratch);
 
 #endif /* HV_KERNELS_BATCHNORM_H */

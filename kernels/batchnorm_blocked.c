@@ -150,7 +150,7 @@ void batchnorm_forward_eval_blocked(int n, int c, int hw, const real_t *x, const
 
 void batchnorm_backward_blocked(int n, int c, int hw, int train, const real_t *x, const real_t *dy,
                                 const real_t *gamma, const real_t *save_mean, const real_t *save_invstd,
-                                real_t *dx, real_t *dgamma, real_t *dbeta, double *scratch) {
+                                real_t *dx, int dx_write, real_t *dgamma, real_t *dbeta, double *scratch) {
   const int blocks = c / B, rows = n * blocks;
   const double m = (double)n * hw;
   bn_scratch_t t = split(scratch, n, c);
@@ -189,8 +189,12 @@ void batchnorm_backward_blocked(int n, int c, int hw, int train, const real_t *x
     real_t *q = ROW(dx, r);
     for (int j = 0; j < hw; j++) {
       const size_t at = (size_t)j * B;
-      if (train) {
+      if (train && dx_write) {
+        for (int k = 0; k < B; k++) q[at + k] = ca[k] * g[at + k] + cb[k] * (p[at + k] - fm[k]) + cc[k];
+      } else if (train) {
         for (int k = 0; k < B; k++) q[at + k] += ca[k] * g[at + k] + cb[k] * (p[at + k] - fm[k]) + cc[k];
+      } else if (dx_write) {
+        for (int k = 0; k < B; k++) q[at + k] = ca[k] * g[at + k];
       } else {
         for (int k = 0; k < B; k++) q[at + k] += ca[k] * g[at + k];
       }

@@ -50,12 +50,12 @@ static void bn_backward(layer_t *l, model_t *m) {
   real_t *dx = l->in[0] < 0 && !m->want_input_grad ? NULL : model_dsrc(m, l->in[0]);
   if (l->blocked) {
     batchnorm_backward_blocked(m->batch, l->c, l->h * l->w, l->train, model_src(m, l->in[0]), l->dout,
-                               layer_w(m, l), l->save, l->save + l->c, dx, layer_dw(m, l), layer_db(m, l),
-                               l->scratch);
+                               layer_w(m, l), l->save, l->save + l->c, dx, l->dx_overwrite, layer_dw(m, l),
+                               layer_db(m, l), l->scratch);
     return;
   }
   batchnorm_backward(m->batch, l->c, l->h * l->w, l->train, model_src(m, l->in[0]), l->dout,
-                     layer_w(m, l), l->save, l->save + l->c, dx, layer_dw(m, l), layer_db(m, l));
+                     layer_w(m, l), l->save, l->save + l->c, dx, l->dx_overwrite, layer_dw(m, l), layer_db(m, l));
 }
 
 const layer_ops_t layer_batchnorm2d_cpu_ops = {"batchnorm2d", bn_setup, bn_init, bn_forward,

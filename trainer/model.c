@@ -341,12 +341,12 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
     if (l->kind == LAYER_MAXPOOL && !l->argmax) goto oom;
     if (l->ws_per_image > ws_image) ws_image = l->ws_per_image;
   }
-  /* A convolution or ReLU that is the only consumer of its input writes that gradient
-   * whole: nothing to add to, nothing for model_backward to zero. */
+  /* A convolution, ReLU or batch norm that is the only consumer of its input writes
+   * that gradient whole: nothing to add to, nothing for model_backward to zero. */
   for (int i = 0; i < m->n_layers; i++) {
     layer_t *l = &m->layers[i], *p = l->in[0] >= 0 ? &m->layers[l->in[0]] : NULL;
-    l->dx_overwrite = (l->kind == LAYER_CONV2D || l->kind == LAYER_RELU) && p && p->consumers == 1 &&
-                      !p->aliases_input;
+    l->dx_overwrite = (l->kind == LAYER_CONV2D || l->kind == LAYER_RELU || l->kind == LAYER_BATCHNORM2D) &&
+                      p && p->consumers == 1 && !p->aliases_input;
     if (l->dx_overwrite) p->grad_written = 1;
   }
   /* Enough for the whole batch of the largest layer when that fits the target. */
@@ -404,7 +404,7 @@ void model_backward(model_t *m, model_backward_hook_t hook, void *ctx) {
     if (l->grad_written) continue;
     zero(m, l->dout, sizeof(real_t) * (size_t)n * layer_out_size(l));
   }
-  zero(m, m->dinput_buf, sizeof(real_t) * (size_t)n * m->in_c * m->in_h * m->in_w);
+  if (m->want_input_grad) zero(m, m->dinput_buf, sizeof(real_t) * (size_t)n * m->in_c * m->in_h * m->in_w);
   for (int i = m->n_layers - 1; i >= 0; i--) {
     m->layers[i].ops->backward(&m->layers[i], m);
     if (hook) hook(ctx, m, i);

@@ -92,7 +92,7 @@ typedef void (*model_backward_hook_t)(void *ctx, model_t *m, int layer);
 void model_backward(model_t *m, model_backward_hook_t hook, void *ctx);
 void model_zero_grad(model_t *m);
 
-/* dL/dx of the last backward (N, C, H, W). */
+/* dL/dx of the last backward (N, C, H, W), when want_input_grad was set. */
 const real_t *model_input_grad(const model_t *m);
 
 /* The output of the last layer and its width (classes). */

@@ -95,7 +95,7 @@ static void bn_case(int n, int c, int hw) {
         *grv = dev(rv, (size_t)c), *gsm = dev(sm, (size_t)c), *gsi = dev(si, (size_t)c), *gy = dev(y, len),
         *gdx = dev(dx, len), *gdg = dev(dg, (size_t)c), *gdb = dev(dbt, (size_t)c);
   batchnorm_forward_train(n, c, hw, x, g, b, 1e-5f, 0.1f, rm, rv, sm, si, y);
-  batchnorm_backward(n, c, hw, 1, x, dy, g, sm, si, dx, dg, dbt);
+  batchnorm_backward(n, c, hw, 1, x, dy, g, sm, si, dx, 0, dg, dbt);
   CHECK(cudnn_batchnorm_forward_train(ctx, n, c, hw, gx, gg, gb, 1e-5f, 0.1f, grm, grv, gsm, gsi, gy, NULL) == 0);
   CHECK(cudnn_batchnorm_backward(ctx, n, c, hw, gx, gdy, gg, gsm, gsi, 1e-5f, gdx, gdg, gdb, NULL) == 0);
   CHECK(maxrel_dev(gy, y, len) <= 1e-4);

@@ -1,6 +1,7 @@
 /* test_layout_blocked.c: the channel-blocked layout (layout_blocked.h). Conversions
  * round-trip and put each element where blocked_index says; batch norm (training and
- * evaluation forward, backward in both modes, accumulating into dx, dgamma, dbeta) and
+ * evaluation forward, backward in both modes, accumulating into dx, dgamma, dbeta, or
+ * writing dx: what accumulating onto zeros gives) and
  * global average pooling give bit for bit the results of the NCHW kernels on the same
  * data, with 1 and 2 threads, for maps with and without a tail of fewer than 8
  * positions and with one or several channel blocks. float32, as the models run them. */
@@ -79,13 +80,23 @@ static void test_batchnorm(int n, int c, int hw, double offset) {
     /* Backward accumulates: start dx, dgamma, dbeta from the same non-zero values. */
     real_t *dx = rand_array(len, 0), *dxb = blocked_copy(n, c, hw, dx);
     for (int ch = 0; ch < c; ch++) st[4 * c + ch] = st[10 * c + ch] = 1, st[5 * c + ch] = st[11 * c + ch] = -1;
-    batchnorm_backward(n, c, hw, train, x, dy, gamma, st + 2 * c, st + 3 * c, dx, st + 4 * c, st + 5 * c);
-    batchnorm_backward_blocked(n, c, hw, train, xb, dyb, gamma, st + 8 * c, st + 9 * c, dxb, st + 10 * c,
+    batchnorm_backward(n, c, hw, train, x, dy, gamma, st + 2 * c, st + 3 * c, dx, 0, st + 4 * c, st + 5 * c);
+    batchnorm_backward_blocked(n, c, hw, train, xb, dyb, gamma, st + 8 * c, st + 9 * c, dxb, 0, st + 10 * c,
                                st + 11 * c, scratch);
     CHECK(same_as_plain(n, c, hw, dxb, dx));
     CHECK(same(st + 4 * c, st + 10 * c, 2 * (size_t)c)); /* dgamma, dbeta */
     CHECK(st[4 * c] != 1);                                /* accumulated something */
-    free(dx), free(dxb);
+    /* Told to write dx, both write over whatever dx held: the values of adding to zeros. */
+    real_t *dx0 = calloc(len, sizeof *dx0), *dxw = rand_array(len, 7), *dxwb = rand_array(len, 7), *gb = malloc(4 * (size_t)c * sizeof *gb);
+    batchnorm_backward(n, c, hw, train, x, dy, gamma, st + 2 * c, st + 3 * c, dx0, 0, gb, gb + c);
+    batchnorm_backward(n, c, hw, train, x, dy, gamma, st + 2 * c, st + 3 * c, dxw, 1, gb, gb + c);
+    batchnorm_backward_blocked(n, c, hw, train, xb, dyb, gamma, st + 8 * c, st + 9 * c, dxwb, 1, gb + 2 * c,
+                               gb + 3 * c, scratch);
+    size_t differ = 0;
+    for (size_t i = 0; i < len; i++) differ += dxw[i] != dx0[i];
+    CHECK(differ == 0);
+    CHECK(same_as_plain(n, c, hw, dxwb, dxw));
+    free(dx), free(dxb), free(dx0), free(dxw), free(dxwb), free(gb);
   }
   free(x), free(dy), free(gamma), free(beta), free(xb), free(dyb), free(scratch), free(y), free(yb), free(st);
 }
