@@ -14,6 +14,12 @@ the scaling efficiency T(2 ranks) / (2 x T(1 rank)). On a loaded machine wall-cl
 rates measure the scheduler as much as the code, so the table also gives training
 images per CPU-second (process CPU time of every rank, all threads, summed).
 
+--bind core (the default) pins rank r of both programs to CPU r, as hvrun binds each
+rank to its cores (mpirun --bind-to core for cifar_ddp, sched_setaffinity in each
+PyTorch worker); --bind none leaves placement to the scheduler, which on 2 cores
+makes 2-rank runs bimodal (WRN-16-1 under hv: about 1050 or 1300 images/s from run
+to run, against 1300 every run when bound).
+
   /usr/bin/python3 tests/perf/cifar_ddp_vs_torch.py --cifar-ddp build/workloads/cifar_ddp \
       --models wrn-10-1,wrn-16-1,wrn-16-4
 """
@@ -99,6 +105,8 @@ def fashion(split, size):
 def torch_worker(rank, world, a, model_name, port, q):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
+    if a.bind == "core":
+        os.sched_setaffinity(0, {rank % os.cpu_count()})
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(a.seed)
@@ -165,7 +173,7 @@ def hv_run(a, model_name, world):
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     res = tempfile.mkdtemp(prefix="cifar_ddp_bench.")
-    cmd = [a.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(world), a.cifar_ddp,
+    cmd = [a.mpirun, "--oversubscribe", "--bind-to", a.bind, "-np", str(world), a.cifar_ddp,
            "--dataset", "fashion-mnist", "--model", model_name, "--batch-size",
            str(a.batch_size), "--epochs", str(a.epochs), "--base-lr", str(a.base_lr),
            "--train-size", str(a.train_size), "--test-size", str(a.test_size), "--no-augment",
@@ -193,11 +201,13 @@ def main():
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--bind", default="core", choices=["core", "none"],
+                    help="pin rank r of both programs to CPU r (core), or not (none)")
     a = ap.parse_args()
     print(f"# torch {torch.__version__} DDP gloo vs cifar_ddp (hv), {a.ranks} ranks x 1 thread,"
           f" {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}; Fashion-MNIST "
           f"{a.train_size} train / {a.test_size} test, global batch {a.batch_size}, "
-          f"{a.epochs} epochs, best of {a.repeat}", flush=True)
+          f"{a.epochs} epochs, best of {a.repeat}, bind {a.bind}", flush=True)
     rows = []
     for name in a.models.split(","):
         best = [[0.0, 0.0] for _ in range(3)]  # torch, hv N ranks, hv 1 rank: (wall, cpu)
