@@ -145,10 +145,11 @@ enum { DIR_FORWARD, DIR_BACKWARD_DATA, DIR_BACKWARD_WEIGHTS };
 /* oneDNN implements Winograd F(4x4, 3x3) (jit_wino_4x3, AVX-512 only) for 3x3 stride-1
  * convolutions with multiples of 16 channels; where it does not, create_pd falls back
  * to direct. Measured on this project's 2-core AVX-512 machine (batch 64, 1 and 2
- * threads), Winograd takes 0.45-0.7x the direct kernel's time from 32 channels up, in
- * every direction (the WideResNets' convolutions after their first group), but
- * 1.1-1.4x at 16 channels, where the tile transforms outweigh the multiplications
- * saved; backward weights still gains there (0.85x). Its rounding differs from the
+ * threads), Winograd takes 0.4-0.75x the direct kernel's time from 32 channels up, in
+ * every direction (the WideResNets' convolutions after their first group), but at 16
+ * channels, where the tile transforms outweigh the multiplications saved, 0.86-1.14x
+ * forward and 1.1-1.4x for backward data (inside a model: 1.1x and 1.4x); backward
+ * weights still gains there (0.83-0.93x). Its rounding differs from the
  * direct kernel's (tiles are transformed, multiplied and transformed back):
  * tests/kernels/test_conv2d_dnnl.c bounds it. The flags CONV2D_DNNL_DIRECT and
  * CONV2D_DNNL_WINOGRAD override the choice. */
