@@ -26,9 +26,9 @@ static void comm_destroy(hv_comm_t *comm) {
   hv__algo_ctx_free(&comm->algo_cross);
   hv__shm_destroy(&comm->shm);
   hv__cuda_free(comm);
-  hv__map_free(&comm->pending);
   hv__map_free(&comm->names_in_flight);
   free(comm->pending_list);
+  free(comm->bit_owner);
   free(comm->exec);
   free(comm->vec);
   free(comm->vec_out);
@@ -161,7 +161,8 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   comm->vec = calloc(words, sizeof(uint64_t));
   comm->vec_out = calloc(words, sizeof(uint64_t));
   comm->vec_tmp = calloc(words, sizeof(uint64_t));
-  if (!comm->vec || !comm->vec_out || !comm->vec_tmp) goto oom;
+  comm->bit_owner = calloc(comm->config.cache_capacity + 1, sizeof *comm->bit_owner);
+  if (!comm->vec || !comm->vec_out || !comm->vec_tmp || !comm->bit_owner) goto oom;
   if (comm->rank == 0 && (rc = hv__coordinator_create(comm)) != HV_SUCCESS) goto fail;
   if (comm->config.timeline_path[0]) {
     comm->timeline = hv__timeline_open(comm->config.timeline_path, comm->rank, err, sizeof err);

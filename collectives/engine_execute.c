@@ -270,7 +270,8 @@ hv_result_t hv__execute_list(hv_comm_t *comm) {
       case HV__COLL_BARRIER: break;
       default: rc = hv__set_error(comm, HV_ERR_INTERNAL, "unknown collective %d", h->meta.coll);
     }
-    hv__timeline_span(comm->timeline, h->name, hv__coll_name((hv__coll_t)h->meta.coll), t0, hv__now_us());
+    if (comm->timeline)
+      hv__timeline_span(comm->timeline, h->name, hv__coll_name((hv__coll_t)h->meta.coll), t0, hv__now_us());
     if (rc != HV_SUCCESS) {
       free(detail);
       return stop_at(comm, i, rc);

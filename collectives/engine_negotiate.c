@@ -354,27 +354,51 @@ oom:
 /* ---- every rank ---- */
 
 static int pending_add(hv_comm_t *comm, struct hv_handle *h) {
-  if (comm->pending_count == comm->pending_cap) {
+  hv__pending_compact(comm);
+  if (comm->pending_len == comm->pending_cap) {
     size_t cap = comm->pending_cap ? comm->pending_cap * 2 : 64;
     struct hv_handle **list = realloc(comm->pending_list, cap * sizeof *list);
     if (!list) return -1;
     comm->pending_list = list;
     comm->pending_cap = cap;
   }
-  if (hv__map_put_hashed(&comm->pending, h->name, h->name_hash, h)) return -1;
-  comm->pending_list[comm->pending_count++] = h;
+  h->pending_pos = comm->pending_len;
+  comm->pending_list[comm->pending_len++] = h;
+  comm->pending_count++;
   return 0;
 }
 
+static int is_pending(const hv_comm_t *comm, const struct hv_handle *h) {
+  return h->pending_pos < comm->pending_len && comm->pending_list[h->pending_pos] == h;
+}
+
+/* The pending handle of a name a coordinator response gives, or NULL. Requests are
+ * found by name only there (the first rounds of a name, and evictions); cached names
+ * are found by their bit (bit_owner). */
+static struct hv_handle *pending_by_name(hv_comm_t *comm, const char *name) {
+  pthread_mutex_lock(&comm->mutex); /* names_in_flight is the submitting threads' too */
+  struct hv_handle *h = hv__map_get(&comm->names_in_flight, name);
+  pthread_mutex_unlock(&comm->mutex);
+  return h && is_pending(comm, h) ? h : NULL; /* not one still queued */
+}
+
 void hv__pending_remove(hv_comm_t *comm, struct hv_handle *h) {
-  hv__map_remove_hashed(&comm->pending, h->name, h->name_hash);
-  for (size_t i = 0; i < comm->pending_count; i++)
-    if (comm->pending_list[i] == h) {
-      memmove(&comm->pending_list[i], &comm->pending_list[i + 1],
-              (comm->pending_count - i - 1) * sizeof *comm->pending_list);
-      comm->pending_count--;
-      break;
-    }
+  if (is_pending(comm, h)) {
+    comm->pending_list[h->pending_pos] = NULL;
+    comm->pending_count--;
+  }
+}
+
+void hv__pending_compact(hv_comm_t *comm) {
+  if (comm->pending_len == comm->pending_count) return;
+  size_t kept = 0;
+  for (size_t i = 0; i < comm->pending_len; i++) {
+    struct hv_handle *h = comm->pending_list[i];
+    if (!h) continue;
+    h->pending_pos = kept;
+    comm->pending_list[kept++] = h;
+  }
+  comm->pending_len = kept;
 }
 
 static int exec_add(hv_comm_t *comm, struct hv_handle *h) {
@@ -390,11 +414,13 @@ static int exec_add(hv_comm_t *comm, struct hv_handle *h) {
 }
 
 void hv__fail_all_pending(hv_comm_t *comm, hv_result_t result, const char *why) {
-  while (comm->pending_count > 0) {
-    struct hv_handle *h = comm->pending_list[0];
+  for (size_t i = 0; i < comm->pending_len; i++) {
+    struct hv_handle *h = comm->pending_list[i];
+    if (!h) continue;
     hv__pending_remove(comm, h);
     hv__handle_complete(h, result, hv__strdup_printf("tensor '%s': %s", h->name, why));
   }
+  hv__pending_compact(comm);
 }
 
 /* Dequeues new requests; returns 1 if there were any. */
@@ -429,6 +455,7 @@ static unsigned build_vector(hv_comm_t *comm, bytes_t *misses, int want_shutdown
   bytes_put(misses, &nmiss, sizeof nmiss);
   double now = hv__now_us();
   int stall = 0;
+  hv__pending_compact(comm);
   for (size_t i = 0; i < comm->pending_count; i++) {
     struct hv_handle *h = comm->pending_list[i];
     if (!h->reported_full) {
@@ -436,6 +463,7 @@ static unsigned build_vector(hv_comm_t *comm, bytes_t *misses, int want_shutdown
       h->cache_bit = bit;
       if (bit >= 0) {
         comm->vec[bit / 64] |= 1ull << (bit % 64);
+        comm->bit_owner[bit] = h;
       } else {
         if (bytes_put(misses, &h->meta, sizeof h->meta) || put_name(misses, h->name)) continue;
         h->reported_full = 1;
@@ -459,6 +487,7 @@ static unsigned build_vector(hv_comm_t *comm, bytes_t *misses, int want_shutdown
 }
 
 static void append_stall_list(hv_comm_t *comm, bytes_t *out) {
+  hv__pending_compact(comm);
   uint32_t count = (uint32_t)comm->pending_count;
   bytes_put(out, &count, sizeof count);
   double now = hv__now_us();
@@ -503,7 +532,7 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
       free(msg);
       break;
     }
-    struct hv_handle *h = hv__map_get(&comm->pending, name);
+    struct hv_handle *h = pending_by_name(comm, name);
     if (kind == RESP_EVICT) {
       hv__cache_evict(&comm->cache, hv__cache_find(&comm->cache, name));
       if (h) h->cache_bit = -1;
@@ -533,7 +562,7 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
         free(name);
         return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
       }
-      hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
+      if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
     } else if (kind == RESP_ERROR && h) {
       hv__pending_remove(comm, h);
       hv__handle_complete(h, (hv_result_t)code, msg);
@@ -568,13 +597,15 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
       word &= word - 1;
       int bit = (int)(w * 64) + b;
       const hv__cache_entry_t *e = hv__cache_entry(&comm->cache, bit);
-      struct hv_handle *h = hv__map_get(&comm->pending, e->name);
-      if (!h || h->cache_bit != bit)
+      /* The handle that set the bit in build_vector: no name lookups for hundreds of
+       * tensors a round. */
+      struct hv_handle *h = comm->bit_owner[bit];
+      if (!h || h->cache_bit != bit || !is_pending(comm, h))
         return hv__set_error(comm, HV_ERR_INTERNAL, "cache bit %d ready but not pending here", bit);
       h->all_counts = e->all_counts;
       hv__pending_remove(comm, h);
       if (exec_add(comm, h)) return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
-      hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
+      if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
     }
   }
 

@@ -197,7 +197,11 @@ size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_
   out[0] = '\0';
   for (size_t i = 0; with_exec && i < comm->exec_count; i++, count++)
     list_name(out, len, &used, &full, comm->exec[i].handle->name);
-  for (size_t i = 0; i < comm->pending_count; i++, count++) list_name(out, len, &used, &full, comm->pending_list[i]->name);
+  for (size_t i = 0; i < comm->pending_len; i++) {
+    if (!comm->pending_list[i]) continue; /* a hole (hv__pending_compact) */
+    list_name(out, len, &used, &full, comm->pending_list[i]->name);
+    count++;
+  }
   for (const struct hv_handle *h = queued; h; h = h->next, count++) list_name(out, len, &used, &full, h->name);
   return count;
 }

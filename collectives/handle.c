@@ -33,8 +33,7 @@ void hv__handles_complete(hv_comm_t *comm, const hv__exec_t *exec, size_t n) {
 
 void hv__handle_free(struct hv_handle *h) {
   if (!h) return;
-  free(h->name);
-  free(h->error);
+  free(h->error); /* the name shares the handle's block */
   free(h->own_counts);
   free(h);
 }

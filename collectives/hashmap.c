@@ -69,6 +69,15 @@ int hv__map_put_hashed(hv__map_t *map, const char *key, uint64_t hash, void *val
   return 0;
 }
 
+int hv__map_insert_new_hashed(hv__map_t *map, const char *key, uint64_t hash, void *value) {
+  if ((map->count + 1) * 4 > map->capacity * 3 && grow(map)) return -1;
+  size_t i = find_slot(map, key, hash);
+  if (map->slots[i].key) return 1;
+  map->slots[i] = (hv__map_slot_t){key, hash, value};
+  map->count++;
+  return 0;
+}
+
 void *hv__map_remove(hv__map_t *map, const char *key) { return hv__map_remove_hashed(map, key, hv__hash_string(key)); }
 
 void *hv__map_remove_hashed(hv__map_t *map, const char *key, uint64_t hash) {

@@ -29,6 +29,9 @@ void *hv__map_remove(hv__map_t *map, const char *key);
  * hashed once, when it is submitted, for all the maps it goes through. */
 void *hv__map_get_hashed(const hv__map_t *map, const char *key, uint64_t hash);
 int hv__map_put_hashed(hv__map_t *map, const char *key, uint64_t hash, void *value);
+/* Inserts key unless it is present (one probe for "is it there? if not, add it"):
+ * returns 0 when inserted, 1 when present (the map unchanged), -1 when out of memory. */
+int hv__map_insert_new_hashed(hv__map_t *map, const char *key, uint64_t hash, void *value);
 void *hv__map_remove_hashed(hv__map_t *map, const char *key, uint64_t hash);
 void hv__map_free(hv__map_t *map);
 

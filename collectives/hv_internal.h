@@ -48,7 +48,7 @@ typedef struct hv__meta {
 
 struct hv_handle {
   hv_comm_t *comm;
-  char *name;
+  char *name; /* stored after the handle, in its block */
   uint64_t name_hash; /* hv__hash_string(name), computed once at submission */
   hv__meta_t meta;
   const void *sendbuf;
@@ -59,6 +59,7 @@ struct hv_handle {
 
   /* state owned by the background thread */
   int cache_bit;        /* bit set in the last negotiation vector, or -1 */
+  size_t pending_pos;   /* its index in comm->pending_list while pending */
   int reported_full;    /* sent to the coordinator in full (cache miss) */
   const uint64_t *all_counts; /* allgatherv: every rank's count (cache or own copy) */
   uint64_t *own_counts;       /* allgatherv not cached: an aligned copy of the response's */
@@ -104,7 +105,8 @@ struct hv_comm {
   pthread_cond_t queue_cv; /* background thread waits for work */
   pthread_cond_t done_cv;  /* hv_wait waits for completions */
   struct hv_handle *queue_head, *queue_tail;
-  hv__map_t names_in_flight; /* name -> handle: rejects a name pending twice */
+  hv__map_t names_in_flight; /* name -> handle, submitted and not completed: rejects a name
+                                pending twice, and finds the handle a coordinator response names */
   atomic_int queued; /* requests in the queue: the engine's lock-free peek */
   int shutdown_requested;
   int engine_stopped; /* the background thread has finished; new submits fail */
@@ -122,9 +124,13 @@ struct hv_comm {
   hv_result_t round_failure; /* an inline round failed: the background thread stops with it */
   int round_agreed;          /* an inline round agreed on shutdown */
   int rounds_over;           /* the background thread has left its loop: no more rounds */
-  hv__map_t pending;       /* name -> handle, dequeued and not yet completed */
-  struct hv_handle **pending_list; /* dequeue order, for deterministic bit setting */
-  size_t pending_count, pending_cap;
+  /* Dequeue order, for deterministic bit setting. A removed handle leaves a hole
+   * (NULL) until hv__pending_compact: a round that starts a fused batch of hundreds
+   * removes them all, and closing each gap at once cost a memmove per tensor. */
+  struct hv_handle **pending_list;
+  size_t pending_count; /* handles pending (pending_list's entries that are not holes) */
+  size_t pending_len, pending_cap; /* entries of pending_list in use (holes included), allocated */
+  struct hv_handle **bit_owner; /* cache bit -> the pending handle that set it this round */
   hv__cache_t cache;
   struct hv__coordinator *coordinator; /* rank 0 only */
   hv__exec_t *exec;
@@ -215,6 +221,7 @@ size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_
 
 char *hv__strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 double hv__now_us(void);
+double hv__coarse_now_us(void); /* CLOCK_MONOTONIC at tick resolution, cheaper */
 
 /* ---- handles (handle.c) ---- */
 /* Completes a handle: records result/detail, wakes waiters, removes the name from the
@@ -248,6 +255,8 @@ extern _Thread_local int hv__submit_quiet;
 /* Fails every pending handle of the background thread with result/message. */
 void hv__fail_all_pending(hv_comm_t *comm, hv_result_t result, const char *why);
 void hv__pending_remove(hv_comm_t *comm, struct hv_handle *h);
+/* Closes the holes removals left in comm->pending_list, keeping the order. */
+void hv__pending_compact(hv_comm_t *comm);
 hv_result_t hv__coordinator_create(hv_comm_t *comm);
 void hv__coordinator_destroy(hv_comm_t *comm);
 

@@ -1,5 +1,5 @@
 /* unit_pieces.c: unit tests of the engine's pieces: the name hash map (against a
- * brute-force reference under random insert/remove), the response cache (bit
+ * brute-force reference under random insert, insert-if-absent and remove), the response cache (bit
  * assignment, metadata match, eviction), fusion packing conversions with scaling
  * and compression, the element-wise reductions, and size/env parsing. */
 #include <stdio.h>
@@ -24,7 +24,14 @@ static void test_hashmap(void) {
     s = s * 6364136223846793005ull + 1442695040888963407ull;
     int k = (int)((s >> 33) % KEYS);
     if ((s >> 20) & 1) {
-      hv__map_put(&map, names[k], &present[k]);
+      if ((s >> 21) & 1) {
+        hv__map_put(&map, names[k], &present[k]);
+      } else {
+        /* Insert-if-absent: 1 and the map unchanged when present (the value passed
+         * here would fail the final get), else 0. */
+        int rc = hv__map_insert_new_hashed(&map, names[k], hv__hash_string(names[k]), present[k] ? (void *)names[k] : &present[k]);
+        CHECK(rc == present[k], "insert_new %s: %d, present %d", names[k], rc, present[k]);
+      }
       present[k] = 1;
     } else {
       void *v = hv__map_remove(&map, names[k]);
