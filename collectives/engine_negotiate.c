@@ -353,8 +353,8 @@ oom:
 
 /* ---- every rank ---- */
 
+/* comm->pending_list compacted (dequeue does it once before adding a batch). */
 static int pending_add(hv_comm_t *comm, struct hv_handle *h) {
-  hv__pending_compact(comm);
   if (comm->pending_len == comm->pending_cap) {
     size_t cap = comm->pending_cap ? comm->pending_cap * 2 : 64;
     struct hv_handle **list = realloc(comm->pending_list, cap * sizeof *list);
@@ -432,6 +432,7 @@ static int dequeue(hv_comm_t *comm) {
   pthread_mutex_unlock(&comm->mutex);
   int any = h != NULL;
   double now = hv__now_us();
+  hv__pending_compact(comm);
   while (h) {
     struct hv_handle *next = h->next;
     h->next = NULL;

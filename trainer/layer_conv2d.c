@@ -76,7 +76,7 @@ int layer_conv2d_uses_dnnl(void) {
 #endif
 }
 
-static conv2d_shape_t shape_of(const layer_t *l, int n) {
+conv2d_shape_t layer_conv2d_shape(const layer_t *l, int n) {
   conv2d_shape_t s = {.n = n, .c = l->in_c, .h = l->in_h, .w = l->in_w, .k = l->out_ch,
                       .kh = l->ksize, .kw = l->ksize, .stride = l->stride, .pad = l->pad};
   conv2d_shape_init(&s);
@@ -84,8 +84,7 @@ static conv2d_shape_t shape_of(const layer_t *l, int n) {
 }
 
 static int conv_setup(layer_t *l, char *err, size_t errlen) {
-  conv2d_shape_t s = {.n = 1, .c = l->in_c, .h = l->in_h, .w = l->in_w, .k = l->out_ch,
-                      .kh = l->ksize, .kw = l->ksize, .stride = l->stride, .pad = l->pad};
+  conv2d_shape_t s = layer_conv2d_shape(l, 1);
   if (l->out_ch < 1 || l->pad < 0 || conv2d_shape_init(&s)) {
     snprintf(err, errlen, "conv2d '%s': kernel %d stride %d pad %d does not fit input %dx%dx%d",
              l->name, l->ksize, l->stride, l->pad, l->in_c, l->in_h, l->in_w);
@@ -122,7 +121,7 @@ static void conv_init(layer_t *l, model_t *m) {
 }
 
 static void conv_forward(layer_t *l, model_t *m, int train) {
-  conv2d_shape_t s = shape_of(l, m->batch);
+  conv2d_shape_t s = layer_conv2d_shape(l, m->batch);
   l->train = train;
 #if HV_HAVE_DNNL
   conv2d_dnnl_t *c = dnnl_of(l, m);
@@ -147,7 +146,7 @@ static void conv_forward(layer_t *l, model_t *m, int train) {
 }
 
 static void conv_backward(layer_t *l, model_t *m) {
-  conv2d_shape_t s = shape_of(l, m->batch);
+  conv2d_shape_t s = layer_conv2d_shape(l, m->batch);
   /* The first layer's input gradient is wasted work in training: skip it. */
   real_t *dx = l->in[0] < 0 && !m->want_input_grad ? NULL : model_dsrc(m, l->in[0]);
 #if HV_HAVE_DNNL

@@ -57,23 +57,16 @@ static real_t *dsrc_or_null(layer_t *l, model_t *m, int k) {
 
 static size_t count(const layer_t *l, const model_t *m) { return (size_t)m->batch * layer_out_size(l); }
 
-static conv2d_shape_t conv_shape(const layer_t *l, int n) {
-  conv2d_shape_t s = {.n = n, .c = l->in_c, .h = l->in_h, .w = l->in_w, .k = l->out_ch,
-                      .kh = l->ksize, .kw = l->ksize, .stride = l->stride, .pad = l->pad};
-  conv2d_shape_init(&s);
-  return s;
-}
-
 static void conv_fwd(layer_t *l, model_t *m, int train) {
   DNN_OR_RETURN(c);
   l->train = train;
-  conv2d_shape_t s = conv_shape(l, m->batch);
+  conv2d_shape_t s = layer_conv2d_shape(l, m->batch);
   CHECK_CALL(cudnn_conv2d_forward(c, &s, model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l), l->out, NULL));
 }
 
 static void conv_bwd(layer_t *l, model_t *m) {
   DNN_OR_RETURN(c);
-  conv2d_shape_t s = conv_shape(l, m->batch);
+  conv2d_shape_t s = layer_conv2d_shape(l, m->batch);
   CHECK_CALL(cudnn_conv2d_backward(c, &s, model_src(m, l->in[0]), layer_w(m, l), l->dout, dsrc_or_null(l, m, 0),
                                    layer_dw(m, l), layer_db(m, l), NULL));
 }

@@ -3,6 +3,7 @@
 #ifndef HV_TRAINER_MODEL_INTERNAL_H
 #define HV_TRAINER_MODEL_INTERNAL_H
 
+#include "conv2d.h"
 #include "model.h"
 
 /* Output of producer id (-1: the model input). */
@@ -26,6 +27,10 @@ static inline real_t *layer_db(model_t *m, const layer_t *l) {
 }
 static inline size_t layer_out_size(const layer_t *l) { return (size_t)l->c * l->h * l->w; }
 static inline size_t layer_in_size(const layer_t *l) { return (size_t)l->in_c * l->in_h * l->in_w; }
+
+/* A conv2d layer's geometry for a batch of n (conv2d_shape_init applied; conv_setup
+ * checked at build that it fits). */
+conv2d_shape_t layer_conv2d_shape(const layer_t *l, int n);
 
 /* PyTorch's default init of a weight with fan_in inputs per output (kaiming_uniform_
  * with a = sqrt(5), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in))), and of its bias. */

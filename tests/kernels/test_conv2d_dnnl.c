@@ -117,7 +117,10 @@ static void kernels_of(int flags, int c, int k, int stride, char names[3][64]) {
   conv2d_dnnl_t *ctx = conv2d_dnnl_create(flags);
   CHECK(ctx && conv2d_dnnl_forward(ctx, &s, x, w, NULL, y) == 0);
   CHECK(ctx && conv2d_dnnl_backward(ctx, &s, x, w, y, dx, dw, NULL) == 0);
-  for (int d = 0; d < 3; d++) snprintf(names[d], 64, "%s", ctx && conv2d_dnnl_impl(ctx, d) ? conv2d_dnnl_impl(ctx, d) : "none");
+  for (int d = 0; d < 3; d++) {
+    const char *impl = conv2d_dnnl_impl(ctx, d); /* NULL without a context */
+    snprintf(names[d], 64, "%s", impl ? impl : "none");
+  }
   conv2d_dnnl_free(ctx);
   free(x), free(w), free(y), free(dx), free(dw);
 }
