@@ -265,6 +265,12 @@ GETTER(hv_comm_local_size, local_size)
 GETTER(hv_comm_cross_rank, cross_rank)
 GETTER(hv_comm_cross_size, cross_size)
 
+hv_result_t hv_comm_compression(const hv_comm_t *comm, hv_compression_t *compression) {
+  if (!comm || !compression) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_comm_compression: NULL argument");
+  *compression = comm->config.compression;
+  return HV_SUCCESS;
+}
+
 hv_result_t hv_comm_get_async_error(const hv_comm_t *comm, hv_result_t *async_error) {
   if (!comm || !async_error) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_comm_get_async_error: NULL argument");
   hv_comm_t *c = (hv_comm_t *)comm;

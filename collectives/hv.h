@@ -131,6 +131,9 @@ hv_result_t hv_comm_local_rank(const hv_comm_t *comm, int *local_rank);
 hv_result_t hv_comm_local_size(const hv_comm_t *comm, int *local_size);
 hv_result_t hv_comm_cross_rank(const hv_comm_t *comm, int *cross_rank);
 hv_result_t hv_comm_cross_size(const hv_comm_t *comm, int *cross_size);
+/* The wire compression that HV_COMPRESSION_DEFAULT stands for in this communicator
+ * (HV_COMPRESSION at hv_init: NONE, FP16 or BF16). */
+hv_result_t hv_comm_compression(const hv_comm_t *comm, hv_compression_t *compression);
 
 /* The detail of the last error seen by this communicator (any thread), or "" when
  * there was none. The returned text stays valid until this thread's next call of

@@ -63,6 +63,14 @@ hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbu
                               void *stream);
 /* buf (count elements) = root's buf on every rank. */
 hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype_t dtype, int root, void *stream);
+/* sendbuf holds size * recvcount elements; rank r receives block r of their reduction
+ * over ranks (HV_AVERAGE for float dtypes). Out of place: the buffers must not overlap. */
+hv_result_t hv_reducescatter_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
+                                  hv_dtype_t dtype, hv_op_t op, void *stream);
+/* Block j (count elements) of my sendbuf goes to rank j, arriving as block (my rank)
+ * of its recvbuf; both hold size * count elements and must not overlap. */
+hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                             void *stream);
 
 /* Waits until stream has drained, bounded by HV_TIMEOUT, checking the communicator's
  * NCCL state meanwhile (see above). */

@@ -1,7 +1,9 @@
 /* cuda_comm.c: the collectives of hv_cuda.h on device buffers: NCCL within the node,
  * MPI across nodes (directly when the MPI library is CUDA-aware, else through the
  * pipelined host staging of staged_allreduce.c), hierarchical allreduce on several
- * nodes. Built when the CUDA toolkit has NCCL (HV_ENABLE_NCCL).
+ * nodes; reduce-scatter and all-to-all through NCCL on one node, and on several
+ * through the allreduce and a host-staged MPI_Alltoall. Built when the CUDA toolkit
+ * has NCCL (HV_ENABLE_NCCL).
  *
  * State per communicator (struct hv__cuda): duplicates of the node and cross-node MPI
  * communicators, made at hv_init so that these calls (on the caller's thread) never
@@ -40,8 +42,10 @@ struct hv__cuda {
   size_t slot_bytes;
   void *scratch; /* device scratch (padding for the reduce-scatter), grow-only */
   size_t scratch_bytes;
-  void *gather_host; /* pinned, grow-only: the staged allgather */
+  void *gather_host; /* pinned, grow-only: the staged allgather and all-to-all */
   size_t gather_bytes;
+  void *reduced; /* device, grow-only: the whole reduction of a reduce-scatter across nodes */
+  size_t reduced_bytes;
   int cuda_aware_mpi;
 };
 
@@ -82,6 +86,7 @@ void hv__cuda_free(hv_comm_t *comm) {
     cudaFreeHost(c->staging);
     cudaFreeHost(c->gather_host);
     cudaFree(c->scratch);
+    cudaFree(c->reduced);
   }
   if (comm->async_error == HV_SUCCESS && c->broken == HV_SUCCESS) {
     if (c->all != MPI_COMM_NULL) MPI_Comm_free(&c->all);
@@ -269,9 +274,14 @@ static hv_result_t reserve(hv_comm_t *comm, void **buf, size_t *have, size_t byt
 /* Checks common to every call, then that every rank called the same collective with
  * the same count, dtype and op (or root): one small MPI allreduce of the values and
  * their negations gives everyone the range of each, so every rank fails alike. */
-enum { COLL_ALLREDUCE = 1, COLL_ALLGATHER, COLL_BROADCAST, COLL_GROUP };
-static const char *const coll_names[] = {"", "hv_allreduce_cuda", "hv_allgather_cuda", "hv_broadcast_cuda",
-                                         "hv_allreduce_cuda_group"};
+enum { COLL_ALLREDUCE = 1, COLL_ALLGATHER, COLL_BROADCAST, COLL_GROUP, COLL_REDUCESCATTER, COLL_ALLTOALL };
+static const char *const coll_names[] = {"",
+                                         "hv_allreduce_cuda",
+                                         "hv_allgather_cuda",
+                                         "hv_broadcast_cuda",
+                                         "hv_allreduce_cuda_group",
+                                         "hv_reducescatter_cuda",
+                                         "hv_alltoall_cuda"};
 
 static hv_result_t begin(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dtype, int op_or_root) {
   const char *name = coll_names[coll];
@@ -318,6 +328,13 @@ static hv_result_t allreduce_device(hv_comm_t *comm, const void *sendbuf, void *
   if (count == 0) return HV_SUCCESS;
   const size_t es = hv_dtype_size(dtype);
   const int l = comm->local_size, r = comm->local_rank;
+  if (comm->size == 1) {
+    /* One rank: the result is the input. Not NCCL: its one-rank ncclAvg left the last
+     * elements of a 2^20 + 3 float out-of-place allreduce unwritten (NCCL 2.28, H100). */
+    if (sendbuf != recvbuf)
+      CUDA_CHECK(comm, cudaMemcpyAsync(recvbuf, sendbuf, count * es, cudaMemcpyDeviceToDevice, stream));
+    return HV_SUCCESS;
+  }
   if (comm->cross_size == 1) { /* one node: NCCL alone */
     NCCL_CHECK(comm, ncclAllReduce(sendbuf, recvbuf, count, nccl_type(dtype), nccl_op(op), c->nccl, stream));
     return HV_SUCCESS;
@@ -425,6 +442,87 @@ hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype
   }
   CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
   return wait_gpu(comm, query_event, c->phase, "the last staging copy of a cross-node broadcast");
+}
+
+hv_result_t hv_reducescatter_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
+                                  hv_dtype_t dtype, hv_op_t op, void *stream_arg) {
+  if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS || (recvcount && (!sendbuf || !recvbuf))))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_reducescatter_cuda: bad dtype, op or NULL buffer");
+  if (comm && op == HV_AVERAGE && !hv__dtype_is_float(dtype))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_reducescatter_cuda: HV_AVERAGE needs a float dtype, not %s",
+                         hv_dtype_name(dtype));
+  HV_CHECK(begin(comm, COLL_REDUCESCATTER, recvcount, dtype, op));
+  hv__cuda_t *c = comm->cuda;
+  cudaStream_t stream = (cudaStream_t)stream_arg;
+  const size_t es = hv_dtype_size(dtype), block = recvcount * es;
+  if (recvcount == 0) return HV_SUCCESS;
+  if (comm->size > 1 && comm->cross_size == 1) { /* one node: NCCL's own (the 1-rank case is a copy, below) */
+    NCCL_CHECK(comm, ncclReduceScatter(sendbuf, recvbuf, recvcount, nccl_type(dtype), nccl_op(op), c->nccl, stream));
+    return HV_SUCCESS;
+  }
+  /* Several nodes: the whole buffer reduced as hv_allreduce_cuda does (hierarchical),
+   * then my block kept: twice the traffic of a dedicated algorithm, the same values. */
+  const char *mine = (const char *)sendbuf + (size_t)comm->rank * block;
+  if (comm->size > 1) {
+    HV_CHECK(reserve(comm, &c->reduced, &c->reduced_bytes, block * (size_t)comm->size, 0));
+    HV_CHECK(allreduce_device(comm, sendbuf, c->reduced, recvcount * (size_t)comm->size, dtype, op, stream));
+    mine = (const char *)c->reduced + (size_t)comm->rank * block;
+  }
+  if (mine != recvbuf) CUDA_CHECK(comm, cudaMemcpyAsync(recvbuf, mine, block, cudaMemcpyDeviceToDevice, stream));
+  return HV_SUCCESS;
+}
+
+hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                             void *stream_arg) {
+  if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (count && (!sendbuf || !recvbuf))))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_alltoall_cuda: bad dtype or NULL buffer");
+  HV_CHECK(begin(comm, COLL_ALLTOALL, count, dtype, 0));
+  hv__cuda_t *c = comm->cuda;
+  cudaStream_t stream = (cudaStream_t)stream_arg;
+  const size_t es = hv_dtype_size(dtype), block = count * es, total = block * (size_t)comm->size;
+  if (count == 0) return HV_SUCCESS;
+  if (comm->size == 1) {
+    if (sendbuf != recvbuf) CUDA_CHECK(comm, cudaMemcpyAsync(recvbuf, sendbuf, block, cudaMemcpyDeviceToDevice, stream));
+    return HV_SUCCESS;
+  }
+  if (comm->cross_size == 1) {
+    /* One node: the NCCL communicator's ranks are the job's (node ranks follow rank
+     * order), so block j goes to NCCL rank j; the pairs run as one group. */
+    NCCL_CHECK(comm, ncclGroupStart());
+    for (int j = 0; j < comm->size; j++) {
+      NCCL_CHECK(comm, ncclSend((const char *)sendbuf + (size_t)j * block, count, nccl_type(dtype), j, c->nccl, stream));
+      NCCL_CHECK(comm, ncclRecv((char *)recvbuf + (size_t)j * block, count, nccl_type(dtype), j, c->nccl, stream));
+    }
+    NCCL_CHECK(comm, ncclGroupEnd());
+    return HV_SUCCESS;
+  }
+  /* Several nodes: MPI_Alltoall over every rank, on the device buffers when MPI is
+   * CUDA-aware, else through pinned host memory. */
+  if (block > (size_t)1 << 30)
+    return hv__set_error(comm, HV_ERR_UNSUPPORTED, "hv_alltoall_cuda: %zu bytes per block across nodes; at most 1 GiB",
+                         block);
+  const void *src = sendbuf;
+  void *dst = recvbuf;
+  char *host = NULL;
+  if (!c->cuda_aware_mpi) {
+    HV_CHECK(reserve(comm, &c->gather_host, &c->gather_bytes, 2 * total, 1));
+    host = c->gather_host;
+    CUDA_CHECK(comm, cudaMemcpyAsync(host, sendbuf, total, cudaMemcpyDeviceToHost, stream));
+    src = host;
+    dst = host + total;
+  }
+  CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
+  HV_CHECK(wait_gpu(comm, query_event, c->phase, "the work before a cross-node all-to-all"));
+  MPI_Request req;
+  HV_MPI_CHECK(comm, MPI_Ialltoall(src, (int)block, MPI_BYTE, dst, (int)block, MPI_BYTE, c->all, &req));
+  HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "the cross-node all-to-all of device buffers", 0));
+  if (host) {
+    CUDA_CHECK(comm, cudaMemcpyAsync(recvbuf, host + total, total, cudaMemcpyHostToDevice, stream));
+    /* The pinned buffer is the next call's: the copy must have read it first. */
+    CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
+    HV_CHECK(wait_gpu(comm, query_event, c->phase, "the copy after a cross-node all-to-all"));
+  }
+  return HV_SUCCESS;
 }
 
 /* The grid of one fusion kernel launch covers at most this many tensors. */

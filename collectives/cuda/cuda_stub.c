@@ -41,6 +41,18 @@ hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype
   return unsupported(comm, "hv_broadcast_cuda");
 }
 
+hv_result_t hv_reducescatter_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
+                                  hv_dtype_t dtype, hv_op_t op, void *stream) {
+  (void)sendbuf, (void)recvbuf, (void)recvcount, (void)dtype, (void)op, (void)stream;
+  return unsupported(comm, "hv_reducescatter_cuda");
+}
+
+hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                             void *stream) {
+  (void)sendbuf, (void)recvbuf, (void)count, (void)dtype, (void)stream;
+  return unsupported(comm, "hv_alltoall_cuda");
+}
+
 hv_result_t hv_cuda_wait(hv_comm_t *comm, void *stream) {
   (void)stream;
   return unsupported(comm, "hv_cuda_wait");

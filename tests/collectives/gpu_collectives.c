@@ -4,7 +4,8 @@
  * that do and do not divide by the ranks of a node; allgather; broadcast from the
  * first and the last rank; a count that differs on one rank fails on every rank with
  * HV_ERR_MISMATCH and leaves the communicator usable; a fused group of tensors with
- * compression and scaling (hv_allreduce_cuda_group). Device buffers are poisoned
+ * compression and scaling (hv_allreduce_cuda_group); reduce-scatter (sum, max,
+ * average) and all-to-all of several dtypes and counts. Device buffers are poisoned
  * before each call, so elements left unwritten show. Rank i uses device i mod the
  * device count; with more ranks on a node than devices (NCCL needs one each), or no
  * GPU, or a build without the GPU path, the test reports itself skipped (exit 77).
@@ -72,6 +73,57 @@ static void test_allgather_broadcast(hv_comm_t *comm, cudaStream_t stream, size_
     CHECK_ELEMENTS(host, HV_FLOAT32, count, (double)(i % 1013) + 0.5, "broadcast root %d count %zu rank %d",
                    roots[k], count, R);
   }
+  cudaFree(dsend);
+  cudaFree(drecv);
+  free(host);
+}
+
+/* Rank R's send block j element i is input(R, j * count + i): rank R then holds the
+ * reduction of elements R * count .. R * count + count - 1. */
+static void test_reducescatter(hv_comm_t *comm, cudaStream_t stream, size_t count, hv_dtype_t dt, hv_op_t op) {
+  const size_t es = hv_dtype_size(dt), total = count * (size_t)N;
+  char *host = malloc(total * es + es), *dsend = NULL, *drecv = NULL;
+  for (size_t i = 0; i < total; i++) elem_set(host, dt, i, test_input(op, R, i, N));
+  if (!cuda_ok(cudaMalloc((void **)&dsend, total * es + es), "cudaMalloc") ||
+      !cuda_ok(cudaMalloc((void **)&drecv, count * es + es), "cudaMalloc"))
+    return;
+  cuda_ok(cudaMemcpy(dsend, host, total * es, cudaMemcpyHostToDevice), "copy in");
+  cuda_ok(cudaMemset(drecv, 0x7b, count * es + es), "poison");
+  CHECK_RC(hv_reducescatter_cuda(comm, dsend, drecv, count, dt, op, stream));
+  CHECK_RC(hv_cuda_wait(comm, stream));
+  cuda_ok(cudaMemcpy(host, drecv, count * es + es, cudaMemcpyDeviceToHost), "copy out");
+  CHECK_ELEMENTS(host, dt, count, test_expected(op, (size_t)R * count + i, N), "reducescatter %s %s count %zu rank %d",
+                 hv_dtype_name(dt), hv_op_name(op), count, R);
+  unsigned char guard[16];
+  memset(guard, 0x7b, sizeof guard);
+  CHECK(memcmp(host + count * es, guard, es) == 0, "reducescatter wrote past its %zu elements", count);
+  cudaFree(dsend);
+  cudaFree(drecv);
+  free(host);
+}
+
+/* Block j of rank R's send buffer holds R * 1000 + j * 10 + i % 7 at element i: block j
+ * of rank R's receive buffer must hold j * 1000 + R * 10 + i % 7. */
+static void test_alltoall(hv_comm_t *comm, cudaStream_t stream, size_t count, hv_dtype_t dt) {
+  const size_t es = hv_dtype_size(dt), total = count * (size_t)N;
+  char *host = malloc(total * es + es), *dsend = NULL, *drecv = NULL;
+  const int small = dt == HV_UINT8 || dt == HV_INT8; /* keep values inside 0..127 */
+  for (size_t j = 0; j < (size_t)N; j++)
+    for (size_t i = 0; i < count; i++)
+      elem_set(host, dt, j * count + i, small ? (double)(R * 16 + (int)j * 4 + (int)(i % 3))
+                                              : (double)(R * 1000 + (int)j * 10 + (int)(i % 7)));
+  if (!cuda_ok(cudaMalloc((void **)&dsend, total * es + es), "cudaMalloc") ||
+      !cuda_ok(cudaMalloc((void **)&drecv, total * es + es), "cudaMalloc"))
+    return;
+  cuda_ok(cudaMemcpy(dsend, host, total * es, cudaMemcpyHostToDevice), "copy in");
+  cuda_ok(cudaMemset(drecv, 0x7b, total * es + es), "poison");
+  CHECK_RC(hv_alltoall_cuda(comm, dsend, drecv, count, dt, stream));
+  CHECK_RC(hv_cuda_wait(comm, stream));
+  cuda_ok(cudaMemcpy(host, drecv, total * es, cudaMemcpyDeviceToHost), "copy out");
+  CHECK_ELEMENTS(host, dt, total,
+                 small ? (double)((int)(i / count) * 16 + R * 4 + (int)(i % count % 3))
+                       : (double)((int)(i / count) * 1000 + R * 10 + (int)(i % count % 7)),
+                 "alltoall %s count %zu rank %d", hv_dtype_name(dt), count, R);
   cudaFree(dsend);
   cudaFree(drecv);
   free(host);
@@ -161,6 +213,20 @@ int main(int argc, char **argv) {
   test_group(comm, stream, HV_FLOAT32, HV_MAX, HV_COMPRESSION_BF16, 1.0, 1.0);
   test_group(comm, stream, HV_FLOAT16, HV_AVERAGE, HV_COMPRESSION_NONE, 1.0, 1.0);
   test_group(comm, stream, HV_INT32, HV_SUM, HV_COMPRESSION_NONE, 1.0, 1.0);
+  {
+    const size_t rs_counts[] = {0, 1, 1000, (1u << 18) + 3};
+    const hv_dtype_t rs_dtypes[] = {HV_FLOAT32, HV_FLOAT16, HV_INT32};
+    const hv_op_t rs_ops[] = {HV_SUM, HV_MAX, HV_AVERAGE};
+    for (size_t k = 0; k < sizeof rs_counts / sizeof *rs_counts; k++)
+      for (size_t d = 0; d < sizeof rs_dtypes / sizeof *rs_dtypes; d++)
+        for (size_t o = 0; o < sizeof rs_ops / sizeof *rs_ops; o++)
+          if (!(rs_ops[o] == HV_AVERAGE && rs_dtypes[d] == HV_INT32))
+            test_reducescatter(comm, stream, rs_counts[k], rs_dtypes[d], rs_ops[o]);
+    const hv_dtype_t a2a_dtypes[] = {HV_FLOAT32, HV_INT64, HV_UINT8};
+    for (size_t k = 0; k < sizeof rs_counts / sizeof *rs_counts; k++)
+      for (size_t d = 0; d < sizeof a2a_dtypes / sizeof *a2a_dtypes; d++)
+        test_alltoall(comm, stream, rs_counts[k], a2a_dtypes[d]);
+  }
   test_allgather_broadcast(comm, stream, 1000);
   test_allgather_broadcast(comm, stream, (3u << 20) + 1); /* several staging slots */
   /* A mismatch fails everywhere, before anything reaches NCCL; the next call works. */

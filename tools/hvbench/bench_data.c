@@ -17,7 +17,7 @@
 
 #include "hvbench.h"
 
-enum { GUARD_BYTES = 64, GUARD_BYTE = 0xDB, SENTINEL_BYTE = 0xA5 };
+enum { GUARD_BYTES = BENCH_GUARD_BYTES, GUARD_BYTE = 0xDB, SENTINEL_BYTE = 0xA5 };
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 

@@ -50,20 +50,28 @@ void options_print_help(void) {
       "  -r, --root R             broadcast root, 0..N-1 (default 0)\n"
       "hv:\n"
       "  --algo A                 auto ring rd shm hier mpi nccl all (default auto).\n"
-      "                           allreduce: ring, rd (recursive doubling), shm (node\n"
-      "                           shared memory), hier (hierarchical), mpi (the MPI\n"
-      "                           library inside hv); nccl is not available in this\n"
-      "                           build. Other collectives have one hv algorithm\n"
-      "                           (auto). 'all' runs every available algorithm.\n"
+      "                           --device cpu, allreduce: ring, rd (recursive doubling),\n"
+      "                           shm (node shared memory), hier (hierarchical), mpi (the\n"
+      "                           MPI library inside hv). Other collectives have one hv\n"
+      "                           algorithm (auto). 'all' runs every available algorithm.\n"
+      "                           --device cuda: auto (hv through hv_cuda.h), nccl (raw\n"
+      "                           NCCL alone) or all (both); mpi is not offered there.\n"
       "  --compression C          none fp16 bf16: wire compression of float allreduce\n"
-      "  --device D               cpu (cuda is not available in this build)\n"
+      "                           (cuda: through hv_allreduce_cuda_group's options)\n");
+  printf("  --device D               cpu (default) or cuda%s\n",
+         cuda_built() ? "" : " (cuda is not available in this build)");
+  printf(
+      "                           cuda: buffers in GPU memory, rank r on GPU (local rank)\n"
+      "                           mod (GPUs visible); every collective\n"
       "  --tensors K              K tensors of the size per iteration, submitted together\n"
-      "                           and fused by the engine; the peer makes K separate calls\n"
+      "                           and fused by the engine (cuda: one hv_allreduce_cuda_group\n"
+      "                           of K for allreduce); the peer makes K separate calls\n"
       "                           (default 1). Time and bandwidth cover all K.\n"
       "  --engine / --no-engine   through queue, negotiation and fusion (default), or the\n"
       "                           allreduce algorithm alone, called directly (tables\n"
-      "                           'alg:NAME'); other collectives: --algo mpi only\n"
-      "  --no-peer                do not run MPI's own collective beside hv\n"
+      "                           'alg:NAME'); other collectives: --algo mpi only; CPU only\n"
+      "  --no-peer                do not run the peer beside hv (MPI's own collective;\n"
+      "                           with --device cuda, raw NCCL)\n"
       "Output:\n"
       "  --json FILE, --csv FILE  every row with every statistic (written by rank 0)\n"
       "  --plot FILE.png|.svg     bus bandwidth against size per algorithm (gnuplot);\n"
@@ -75,6 +83,13 @@ void options_print_help(void) {
       "One table per backend: hv:ALGO (through the engine), alg:ALGO (--no-engine), mpi\n"
       "(the peer); with several, a closing summary gives per size the fastest and each\n"
       "one's speed relative to MPI (MPI's time / its time).\n"
+      "--device cuda: tables hv:cuda (hv_cuda.h: NCCL within a node, MPI between nodes)\n"
+      "and nccl, the peer there: raw ncclAllReduce/ncclAllGather/ncclBroadcast over all\n"
+      "ranks on the same buffers and stream, as nccl-tests calls them; the summary's\n"
+      "ratios are then to nccl. Timing as nccl-tests on GPUs: a barrier, the iterations\n"
+      "enqueued back to back on one stream, one wait at the end (hv: hv_cuda_wait), time\n"
+      "/ iterations; p50/p99 come from CUDA events recorded between iterations. Inputs\n"
+      "are built and results checked on the host, copied over outside the timing.\n"
       "Table: size (B), count (elements), type, redop, root, then for out-of-place and\n"
       "in-place: time (us, average over ranks of each rank's mean), algbw = size/time,\n"
       "busbw = algbw x factor (allreduce 2(n-1)/n; allgather, reducescatter, alltoall\n"
@@ -89,7 +104,8 @@ void options_print_help(void) {
       "of the compressed format: relative 2^-9 for fp16, 2^-6 for bf16).\n"
       "\n"
       "Exit status: 0 ok; 1 runtime error; 2 bad command line; 3 wrong or out-of-bounds\n"
-      "values; 4 below --min-busbw.\n"
+      "values; 4 below --min-busbw. --device cuda with no CUDA device visible: 1 on\n"
+      "every rank (77 when HVBENCH_SKIP_NO_GPU=1, for test suites to skip).\n"
       "Testing: HVBENCH_INJECT_FAULT=1 damages one result element on the last rank before\n"
       "each check, to prove corruption is caught (exit 3). Never set it otherwise.\n"
       "Engine settings come from HV_* variables (HV_FUSION_THRESHOLD, HV_CYCLE_TIME...);\n"
@@ -268,11 +284,18 @@ static int apply_value(char key, const char *name, const char *val, int rank, in
     else USAGE_ERROR("unknown compression '%s' for %s: use none fp16 or bf16", val, name);
     return 0;
   case 'D':
-    if (strcmp(val, "cpu") == 0) return 0;
-    if (strcmp(val, "cuda") == 0)
-      USAGE_ERROR("--device cuda is not available in this build: hvbench measures CPU "
-                  "buffers until the GPU path lands; use --device cpu");
-    USAGE_ERROR("unknown device '%s' for %s: use cpu", val, name);
+    if (strcmp(val, "cpu") == 0) {
+      o->device = BENCH_DEVICE_CPU;
+      return 0;
+    }
+    if (strcmp(val, "cuda") == 0) {
+      if (!cuda_built())
+        USAGE_ERROR("--device cuda is not available in this build (no CUDA toolkit with "
+                    "NCCL when it was configured); use --device cpu");
+      o->device = BENCH_DEVICE_CUDA;
+      return 0;
+    }
+    USAGE_ERROR("unknown device '%s' for %s: use cpu or cuda", val, name);
   case 'K':
     if (parse_int(val, 1, 1000000, &o->tensors) != 0)
       USAGE_ERROR("bad tensor count '%s' for %s: it must be 1..1000000", val, name);
@@ -292,6 +315,18 @@ static int apply_value(char key, const char *name, const char *val, int rank, in
     return 0;
   default: return 0;
   }
+}
+
+/* --device cuda: what hv_cuda.h offers, hv (auto) and raw NCCL. */
+static int validate_cuda(const bench_options_t *o, int rank) {
+  if (!o->algo_all && o->algo != BENCH_ALGO_AUTO && o->algo != BENCH_ALGO_NCCL)
+    USAGE_ERROR("--algo %s is not offered with --device cuda: use auto (hv through "
+                "hv_cuda.h), nccl (raw NCCL) or all",
+                algo_names[o->algo]);
+  if (!o->engine)
+    USAGE_ERROR("--no-engine applies to --device cpu: with --device cuda hv_cuda.h is "
+                "called directly anyway; drop --no-engine");
+  return 0;
 }
 
 /* Cross-option rules, checked once everything is read. */
@@ -325,10 +360,14 @@ static int validate(bench_options_t *o, int rank, int nranks, int root_given) {
         USAGE_ERROR("--compression applies to float (float32) data only, not %s",
                     dtype_short_name(o->dtypes[d]));
   }
+  if (o->device == BENCH_DEVICE_CUDA) return validate_cuda(o, rank);
   if (!o->algo_all) {
-    if (o->algo == BENCH_ALGO_NCCL)
+    if (o->algo == BENCH_ALGO_NCCL && !cuda_built())
       USAGE_ERROR("--algo nccl is not available in this build: NCCL comes with the GPU path; "
                   "use ring, rd, shm, hier, mpi or all");
+    if (o->algo == BENCH_ALGO_NCCL)
+      USAGE_ERROR("--algo nccl runs with --device cuda (raw NCCL on device buffers); on the "
+                  "CPU use ring, rd, shm, hier, mpi or all");
     if (o->coll != BENCH_ALLREDUCE && o->algo != BENCH_ALGO_AUTO &&
         !(o->algo == BENCH_ALGO_MPI && !o->engine))
       USAGE_ERROR("--algo %s: %s has one hv algorithm in this build; use --algo auto or all",

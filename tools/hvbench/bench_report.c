@@ -26,9 +26,15 @@ void report_header(const bench_options_t *o, int argc, char **argv, MPI_Comm wor
   char host[HOST_LEN] = {0};
   gethostname(host, sizeof(host) - 1);
   long pid = (long)getpid();
+  /* Each rank's device: "cpu", or its GPU as nccl-tests names it. */
+  enum { DEV_LEN = 128 };
+  char dev[DEV_LEN] = "cpu";
+  if (o->device == BENCH_DEVICE_CUDA) cuda_describe(dev, sizeof(dev));
   char *hosts = rank == 0 ? calloc((size_t)nranks, HOST_LEN) : NULL;
+  char *devs = rank == 0 ? calloc((size_t)nranks, DEV_LEN) : NULL;
   long *pids = rank == 0 ? calloc((size_t)nranks, sizeof(long)) : NULL;
   MPI_Gather(host, HOST_LEN, MPI_CHAR, hosts, HOST_LEN, MPI_CHAR, 0, world);
+  MPI_Gather(dev, DEV_LEN, MPI_CHAR, devs, DEV_LEN, MPI_CHAR, 0, world);
   MPI_Gather(&pid, 1, MPI_LONG, pids, 1, MPI_LONG, 0, world);
   if (rank != 0) return;
 
@@ -39,13 +45,14 @@ void report_header(const bench_options_t *o, int argc, char **argv, MPI_Comm wor
   if (o->step_bytes) printf("%zu(bytes)", o->step_bytes);
   else printf("%g(factor)", o->step_factor);
   printf(" warmup iters: %d iters: %d validation: %d\n", o->warmup, o->iters, o->check);
-  printf("# algo: %s  engine: %s  tensors: %d  compression: %s  device: cpu  peer: %s  "
+  const int cuda = o->device == BENCH_DEVICE_CUDA;
+  printf("# algo: %s  engine: %s  tensors: %d  compression: %s  device: %s  peer: %s  "
          "ranks: %d\n",
          o->algo_all ? "all" : algo_name(o->algo), o->engine ? "on" : "off", o->tensors,
          o->compression == HV_COMPRESSION_FP16   ? "fp16"
          : o->compression == HV_COMPRESSION_BF16 ? "bf16"
                                                  : "none",
-         o->peer ? "mpi" : "off", nranks);
+         cuda ? "cuda" : "cpu", !o->peer ? "off" : cuda ? "nccl" : "mpi", nranks);
   const char *cycle = getenv("HV_CYCLE_TIME"), *fusion = getenv("HV_FUSION_THRESHOLD");
   printf("# HV_CYCLE_TIME=%s HV_FUSION_THRESHOLD=%s (unset: the engine's defaults)\n",
          cycle ? cycle : "unset", fusion ? fusion : "unset");
@@ -60,8 +67,10 @@ void report_header(const bench_options_t *o, int argc, char **argv, MPI_Comm wor
            "purpose\n");
   printf("#\n# Using devices\n");
   for (int r = 0; r < nranks; r++)
-    printf("#  Rank %2d Pid %7ld on %10s device cpu\n", r, pids[r], hosts + (size_t)r * HOST_LEN);
+    printf("#  Rank %2d Pid %7ld on %10s %s%s\n", r, pids[r], hosts + (size_t)r * HOST_LEN,
+           cuda ? "" : "device ", devs + (size_t)r * DEV_LEN);
   fflush(stdout);
+  free(devs);
   free(hosts);
   free(pids);
 }
@@ -149,8 +158,11 @@ void report_summary(const bench_row_t *rows, size_t nrows, bench_backend_t *back
   int peer = -1;
   for (int k = 0; k < nbackends; k++)
     if (backends[k].is_peer) peer = k;
-  printf("#\n# Summary: time of the first placement; xR = MPI's time / this time (above 1: "
-         "faster than MPI)\n");
+  /* The ratios are to the peer: MPI on the CPU, NCCL with --device cuda. */
+  const char *pn = peer < 0 || strcmp(backends[peer].name, "mpi") == 0 ? "MPI"
+                   : backends[peer].name;
+  printf("#\n# Summary: time of the first placement; xR = %s's time / this time (above 1: "
+         "faster than %s)\n", pn, pn);
   printf("# %10s  %8s  %6s  %10s", "size", "type", "redop", "fastest");
   for (int k = 0; k < nbackends; k++) printf("  %10s", backends[k].name);
   printf("\n");

@@ -8,7 +8,10 @@
  * The reported time is the average over ranks of each rank's mean (nccl-tests' default
  * "-a 1"), with the min and max of those means beside it.
  * The check runs after timing on freshly written inputs, as nccl-tests does, so a
- * checked run never perturbs the timed ones. */
+ * checked run never perturbs the timed ones.
+ * --device cuda (be->sync set): inputs are written on the host and uploaded, results
+ * downloaded before the same check; the timed loop is bench_cuda.c's (one wait after
+ * all iterations, as nccl-tests times GPUs), the statistics are combined as here. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,6 +55,20 @@ static void run_once(bench_backend_t *be, const bench_case_t *c, bench_buffers_t
               err);
 }
 
+static void run_sync(bench_backend_t *be, const bench_case_t *c) {
+  char err[512];
+  if (be->sync && be->sync(be, err, sizeof(err)) != 0)
+    bench_die(c->rank, "%s %s %s %zu B: %s", be->name, coll_name(c->coll),
+              dtype_short_name(c->dtype), c->bytes, err);
+}
+
+/* Inputs to the device (--device cuda), or nothing on the CPU. */
+static void run_upload(const bench_options_t *opts, const bench_case_t *c, bench_buffers_t *b) {
+  char err[512];
+  if (opts->device == BENCH_DEVICE_CUDA && cuda_upload(b, err, sizeof(err)) != 0)
+    bench_die(c->rank, "%s", err);
+}
+
 int run_measure(bench_backend_t *be, const bench_case_t *c, bench_buffers_t *b,
                 const bench_options_t *opts, int in_place, MPI_Comm world,
                 bench_stats_t *stats) {
@@ -66,14 +83,24 @@ int run_measure(bench_backend_t *be, const bench_case_t *c, bench_buffers_t *b,
   if (!times || !slowest) bench_die(c->rank, "out of memory for %d iteration times", iters);
 
   data_fill(c, b, in_place);
+  run_upload(opts, c, b);
   for (int w = 0; w < opts->warmup; w++) run_once(be, c, b, in_place);
+  run_sync(be, c);
   MPI_Barrier(world);
   double total = 0.0;
-  for (int it = 0; it < iters; it++) {
-    double t0 = MPI_Wtime();
-    run_once(be, c, b, in_place);
-    times[it] = MPI_Wtime() - t0;
-    total += times[it];
+  if (opts->device == BENCH_DEVICE_CUDA) {
+    char err[512];
+    if (cuda_timed_loop(be, c, b, in_place, iters, times, &total, err, sizeof(err)) != 0)
+      bench_die(c->rank, "%s %s %s %zu B (%s): %s", be->name, coll_name(c->coll),
+                dtype_short_name(c->dtype), c->bytes, in_place ? "in-place" : "out-of-place",
+                err);
+  } else {
+    for (int it = 0; it < iters; it++) {
+      double t0 = MPI_Wtime();
+      run_once(be, c, b, in_place);
+      times[it] = MPI_Wtime() - t0;
+      total += times[it];
+    }
   }
 
   double mean = total / iters, sum_mean = 0, min_mean = 0, max_mean = 0;
@@ -96,7 +123,13 @@ int run_measure(bench_backend_t *be, const bench_case_t *c, bench_buffers_t *b,
   if (opts->check) {
     long long local[2] = {0, 0}, global[2] = {0, 0};
     data_fill(c, b, in_place);
+    run_upload(opts, c, b);
     run_once(be, c, b, in_place);
+    run_sync(be, c);
+    if (opts->device == BENCH_DEVICE_CUDA) {
+      char err[512];
+      if (cuda_download(b, err, sizeof(err)) != 0) bench_die(c->rank, "%s", err);
+    }
     if (data_fault_enabled()) data_inject_fault(c, b, in_place);
     data_check(c, b, in_place, &local[0], &local[1]);
     MPI_Allreduce(local, global, 2, MPI_LONG_LONG, MPI_SUM, world);

@@ -11,6 +11,8 @@
  *   bench_mpi.c      the peer: MPI's own collectives
  *   bench_engine.c   hv through the engine (one communicator per algorithm)
  *   bench_direct.c   --no-engine: one hv allreduce algorithm called directly
+ *   bench_cuda.c     --device cuda: device buffers, hv_cuda.h and raw NCCL (the peer
+ *                    there), the GPU timed loop; bench_cuda_stub.c in builds without NCCL
  *   bench_run.c      warm-up, timed loop, statistics combined across ranks
  *   bench_report.c   the table, footer and --algo all summary
  *   bench_output.c   --json, --csv and --plot (gnuplot)
@@ -55,6 +57,11 @@ typedef enum {
   BENCH_NUM_ALGOS
 } bench_algo_t;
 
+typedef enum { BENCH_DEVICE_CPU = 0, BENCH_DEVICE_CUDA } bench_device_t;
+
+/* Bytes after every send and receive buffer that must stay untouched. */
+#define BENCH_GUARD_BYTES 64
+
 #define BENCH_MAX_DTYPES HV_NUM_DTYPES
 #define BENCH_MAX_OPS HV_NUM_OPS
 #define BENCH_MAX_BACKENDS 8
@@ -76,7 +83,8 @@ typedef struct bench_options {
   hv_compression_t compression;   /* HV_COMPRESSION_NONE/FP16/BF16 */
   int tensors;                    /* tensors per iteration (--tensors K) */
   int engine;                     /* 1: through negotiation and fusion */
-  int peer;                       /* 1: also run MPI's own collective (default) */
+  int peer;                       /* 1: also run the peer (default): MPI, or NCCL on cuda */
+  bench_device_t device;          /* where the buffers live (--device) */
   const char *json_path, *csv_path, *plot_path;
   double min_busbw; /* GB/s; 0 = no gate */
   int help;
@@ -97,12 +105,16 @@ typedef struct bench_case {
   int rank, nranks;
 } bench_case_t;
 
-/* Send/receive buffers of K tensors, each followed by a guard zone. */
+/* Send/receive buffers of K tensors, each followed by a guard zone. With --device cuda
+ * the collectives run on device copies (dev_send, dev_recv, same layout); the host
+ * buffers then hold the inputs before an upload and the results after a download, so
+ * filling and checking are the same code for both devices. */
 typedef struct bench_buffers {
   int tensors;
   void **send; /* [tensors] */
   void **recv; /* [tensors] */
   size_t send_bytes, recv_bytes;
+  void **dev_send, **dev_recv; /* [tensors], NULL on the CPU */
 } bench_buffers_t;
 
 /* Statistics of one placement (out-of-place or in-place), combined across ranks. */
@@ -138,6 +150,9 @@ struct bench_backend {
   /* Whether the placement is meaningful for this backend and collective. */
   int (*supports)(const bench_backend_t *self, const bench_case_t *c, int in_place);
   void (*destroy)(bench_backend_t *self);
+  /* GPU backends: waits until the work run() enqueued has finished; returns 0, or
+   * non-zero with err filled. NULL on the CPU, where run() returns when done. */
+  int (*sync)(bench_backend_t *self, char *err, size_t err_len);
 };
 
 /* ---- bench_options.c ---- */
@@ -198,6 +213,32 @@ int engine_backend_create(bench_backend_t *be, bench_coll_t coll, bench_algo_t a
 /* --no-engine: one allreduce algorithm called directly, on an hv communicator. */
 int direct_backend_create(bench_backend_t *be, bench_algo_t algo, MPI_Comm world, char *err,
                           size_t err_len);
+
+/* ---- bench_cuda.c (bench_cuda_stub.c without NCCL) ---- */
+/* 1 when this build can run --device cuda. */
+int cuda_built(void);
+/* Collective over world: picks device (local rank) mod (device count) and makes the
+ * stream. Returns 0, or an exit status after every rank printed why (no CUDA device
+ * visible: 1, or 77 under HVBENCH_SKIP_NO_GPU=1 so a test can be skipped). */
+int cuda_setup(MPI_Comm world, int rank);
+void cuda_teardown(void);
+/* "device 0 [0000:1b:00] NVIDIA H100 80GB HBM3" for this rank's GPU. */
+void cuda_describe(char *out, size_t len);
+/* Device copies of b's buffers, for the largest case, as buffers_alloc() made them. */
+int cuda_buffers_alloc(bench_buffers_t *b, char *err, size_t err_len);
+void cuda_buffers_free(bench_buffers_t *b);
+/* Host -> device (inputs, sentinels, guards) and device -> host (everything back),
+ * both finished on return. */
+int cuda_upload(bench_buffers_t *b, char *err, size_t err_len);
+int cuda_download(bench_buffers_t *b, char *err, size_t err_len);
+/* hv through hv_cuda.h, and the peer: raw NCCL calls on a communicator of all ranks. */
+int cuda_hv_backend_create(bench_backend_t *be, MPI_Comm world, char *err, size_t err_len);
+int cuda_nccl_backend_create(bench_backend_t *be, MPI_Comm world, char *err, size_t err_len);
+/* The timed loop on the GPU (after the caller's barrier): iterations enqueued back to
+ * back, one sync at the end; *total is the wall time of it all, times[] per-iteration
+ * GPU times from events between iterations. Returns 0 or non-zero with err. */
+int cuda_timed_loop(bench_backend_t *be, const bench_case_t *c, bench_buffers_t *b, int in_place,
+                    int iters, double *times, double *total, char *err, size_t err_len);
 
 /* ---- bench_run.c ---- */
 /* Measures one placement of one case: warm-up, timed iterations, one checked run.

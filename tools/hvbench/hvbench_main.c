@@ -3,6 +3,8 @@
  * peer), and sweeps dtype x op x size over all backends, measuring out-of-place and
  * in-place, then prints one table per backend, the summary and the files asked for.
  *
+ * With --device cuda the backends are hv through hv_cuda.h and raw NCCL (bench_cuda.c),
+ * on device copies of the same buffers.
  * Each backend has its own hv communicator, all created before the sweep; every size
  * is measured on each backend in turn before the next size, so the comparison with
  * the peer is made under the same conditions (the tables print at the end). Buffers
@@ -25,7 +27,11 @@ typedef struct plan {
 static void plan_make(const bench_options_t *o, plan_t *p) {
   memset(p, 0, sizeof(*p));
   int allreduce = o->coll == BENCH_ALLREDUCE;
-  if (allreduce && o->algo_all) {
+  if (o->device == BENCH_DEVICE_CUDA) {
+    /* hv through hv_cuda.h (auto or all), then raw NCCL as the peer; --algo nccl: the
+     * peer alone. */
+    if (o->algo_all || o->algo == BENCH_ALGO_AUTO) p->algos[p->nalgos++] = BENCH_ALGO_AUTO;
+  } else if (allreduce && o->algo_all) {
     p->algos[p->nalgos++] = BENCH_ALGO_RING;
     p->algos[p->nalgos++] = BENCH_ALGO_RD;
     p->algos[p->nalgos++] = BENCH_ALGO_SHM;
@@ -136,6 +142,8 @@ int main(int argc, char **argv) {
         }
       }
   }
+  /* Every rank learns whether every rank has a GPU, so none waits for one that left. */
+  if (status == 0 && o.device == BENCH_DEVICE_CUDA) status = cuda_setup(world, rank);
   if (status != 0) {
     free(sizes);
     MPI_Comm_free(&world);
@@ -146,8 +154,9 @@ int main(int argc, char **argv) {
   report_header(&o, argc, argv, world);
   if (rank == 0 && provided < MPI_THREAD_MULTIPLE)
     printf("# warning: MPI gives thread level %d, not MPI_THREAD_MULTIPLE\n", provided);
-  if (rank == 0 && o.algo_all && o.coll == BENCH_ALLREDUCE)
-    printf("# not available in this build: hv:nccl (comes with the GPU path)\n");
+  if (rank == 0 && o.algo_all && o.coll == BENCH_ALLREDUCE && o.device == BENCH_DEVICE_CPU)
+    printf(cuda_built() ? "# nccl: measured with --device cuda\n"
+                        : "# not available in this build: hv:nccl (comes with the GPU path)\n");
 
   /* One buffer set, sized for the largest case of the widest dtype layout. */
   bench_case_t biggest;
@@ -157,6 +166,8 @@ int main(int argc, char **argv) {
     bench_die(rank, "%s", err);
   bench_buffers_t bufs;
   if (buffers_alloc(&bufs, &biggest, err, sizeof(err)) != 0) bench_die(rank, "%s", err);
+  if (o.device == BENCH_DEVICE_CUDA && cuda_buffers_alloc(&bufs, err, sizeof(err)) != 0)
+    bench_die(rank, "%s", err);
 
   plan_t plan;
   plan_make(&o, &plan);
@@ -171,7 +182,13 @@ int main(int argc, char **argv) {
    * in the next run's.) The tables are printed once the sweep is done. */
   for (int k = 0; k < total; k++) {
     bench_backend_t *be = &plan.backends[plan.nbackends];
-    if (k < plan.nalgos) {
+    if (o.device == BENCH_DEVICE_CUDA) {
+      int failed = k < plan.nalgos ? cuda_hv_backend_create(be, world, err, sizeof(err))
+                                   : cuda_nccl_backend_create(be, world, err, sizeof(err));
+      if (failed)
+        bench_die(rank, "cannot create the %s backend: %s", k < plan.nalgos ? "hv:cuda" : "nccl",
+                  err);
+    } else if (k < plan.nalgos) {
       int failed = o.engine
                        ? engine_backend_create(be, o.coll, plan.algos[k], world, err, sizeof(err))
                        : direct_backend_create(be, plan.algos[k], world, err, sizeof(err));
@@ -256,6 +273,10 @@ int main(int argc, char **argv) {
 
   free(rows);
   free(sizes);
+  if (o.device == BENCH_DEVICE_CUDA) {
+    cuda_buffers_free(&bufs);
+    cuda_teardown();
+  }
   buffers_free(&bufs);
   dtype_mpi_ops_free();
   MPI_Comm_free(&world);
