@@ -1,8 +1,12 @@
 /* ddp.c: bucket assignment, the backward hook that submits full buckets, waiting,
  * and the broadcasts. Parameters are laid out in layer order, so a bucket of
  * consecutive layers (walking from the last) is one contiguous slice of the flat
- * gradient array, reduced in place with no packing copy on our side. */
+ * gradient array, reduced in place with no packing copy on our side. A model on the
+ * GPU goes through hv_cuda.h on the stream its layers run on (the default stream):
+ * each bucket's NCCL allreduce is queued behind the backward kernels that wrote it. */
 #include "ddp.h"
+
+#include "hv_cuda.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +36,8 @@ struct ddp {
   int n_buckets;
   int *layer_bucket;  /* (n_layers): bucket of each layer, -1 without parameters */
   int rank, syncing, failed, id;
+  int on_gpu;        /* the model's arrays are device memory */
+  int gpu_compressed; /* HV_COMPRESSION fp16/bf16: device buckets go through the fused group call */
   char err[512];
 };
 
@@ -81,15 +87,14 @@ static void build_buckets(ddp_t *d, size_t first_cap, size_t cap) {
 
 static int broadcast(ddp_t *d, const char *name, real_t *buf, size_t n) {
   if (n == 0) return 0;
+  if (d->on_gpu)
+    return hv_check(d, hv_broadcast_cuda(d->comm, buf, n, DDP_DTYPE, 0, NULL), name) ||
+           hv_check(d, hv_cuda_wait(d->comm, NULL), name);
   return hv_check(d, hv_broadcast(d->comm, name, buf, n, DDP_DTYPE, 0), name);
 }
 
 ddp_t *ddp_create(hv_comm_t *comm, model_t *m, const ddp_config_t *cfg, char *err,
                   size_t errlen) {
-  if (m->device == DEVICE_GPU) {
-    snprintf(err, errlen, "ddp: the model is on the GPU, and DDP of GPU models is not wired yet (model_gpu.h)");
-    return NULL;
-  }
   ddp_t *d = calloc(1, sizeof *d);
   if (!d) {
     snprintf(err, errlen, "ddp: out of memory");
@@ -99,6 +104,10 @@ ddp_t *ddp_create(hv_comm_t *comm, model_t *m, const ddp_config_t *cfg, char *er
   d->id = instances++;
   d->comm = comm;
   d->m = m;
+  d->on_gpu = m->device == DEVICE_GPU;
+  hv_compression_t wire = HV_COMPRESSION_NONE;
+  hv_comm_compression(comm, &wire);
+  d->gpu_compressed = d->on_gpu && wire != HV_COMPRESSION_NONE;
   hv_comm_rank(comm, &d->rank);
   d->buckets = calloc((size_t)m->n_layers + 1, sizeof *d->buckets);
   d->layer_bucket = calloc((size_t)m->n_layers + 1, sizeof *d->layer_bucket);
@@ -124,8 +133,13 @@ ddp_t *ddp_create(hv_comm_t *comm, model_t *m, const ddp_config_t *cfg, char *er
 void ddp_free(ddp_t *d) {
   if (!d) return;
   if (d->buckets) {
+    int any = 0;
     for (int b = 0; b < d->n_buckets; b++)
-      if (d->buckets[b].submitted) hv_wait(d->buckets[b].handle);
+      if (d->buckets[b].submitted) {
+        any = 1;
+        if (!d->on_gpu) hv_wait(d->buckets[b].handle);
+      }
+    if (any && d->on_gpu) hv_cuda_wait(d->comm, NULL);
   }
   free(d->buckets);
   free(d->layer_bucket);
@@ -140,8 +154,13 @@ static void on_layer_done(void *ctx, model_t *m, int layer) {
   if (--k->pending > 0) return;
   k->launch_layer = layer;
   real_t *g = m->grads + k->lo;
-  hv_result_t r = hv_allreduce_async(d->comm, k->name, g, g, k->hi - k->lo, DDP_DTYPE,
-                                     HV_AVERAGE, NULL, &k->handle);
+  /* Compression packs through the fusion kernels (float32 -> fp16/bf16 on the wire);
+   * without it the bucket is reduced where it lies. */
+  const hv_cuda_tensor_t t = {NULL, g, k->hi - k->lo};
+  hv_result_t r = d->gpu_compressed ? hv_allreduce_cuda_group(d->comm, &t, 1, DDP_DTYPE, HV_AVERAGE, NULL, NULL)
+                  : d->on_gpu       ? hv_allreduce_cuda(d->comm, g, g, k->hi - k->lo, DDP_DTYPE, HV_AVERAGE, NULL)
+                                    : hv_allreduce_async(d->comm, k->name, g, g, k->hi - k->lo, DDP_DTYPE,
+                                                         HV_AVERAGE, NULL, &k->handle);
   if (hv_check(d, r, k->name) == 0) k->submitted = 1;
 }
 
@@ -161,12 +180,16 @@ int ddp_backward(ddp_t *d, int sync) {
 }
 
 int ddp_wait(ddp_t *d) {
+  int any = 0;
   for (int b = 0; b < d->n_buckets; b++) {
     bucket_t *k = &d->buckets[b];
     if (!k->submitted) continue;
     k->submitted = 0;
-    hv_check(d, hv_wait(k->handle), k->name);
+    any = 1;
+    if (!d->on_gpu) hv_check(d, hv_wait(k->handle), k->name);
   }
+  /* Device buckets: one wait for all of them (queued in order on one stream). */
+  if (any && d->on_gpu) hv_check(d, hv_cuda_wait(d->comm, NULL), "the gradient buckets");
   return d->failed ? -1 : 0;
 }
 
@@ -175,6 +198,8 @@ int ddp_broadcast_buffers(ddp_t *d) {
   snprintf(name, sizeof name, "ddp%d.buffers", d->id);
   return broadcast(d, name, d->m->buffers, d->m->n_buffers);
 }
+
+int ddp_broadcast_array(ddp_t *d, const char *name, real_t *buf, size_t n) { return broadcast(d, name, buf, n); }
 
 int ddp_allreduce_sum(ddp_t *d, const char *name, double *v, size_t n) {
   return hv_check(d, hv_allreduce(d->comm, name, v, v, n, HV_FLOAT64, HV_SUM, NULL), name);

@@ -19,6 +19,10 @@
  *   micro-batches (tests/trainer/test_ddp.c checks this to rounding), not one process
  *   with batch B. Call ddp_broadcast_buffers before evaluation for identical running
  *   statistics on every rank.
+ * - A model on the GPU (model_gpu.h): the same buckets, reduced in place on the device
+ *   through hv_cuda.h (NCCL within a node, MPI between nodes) on the default stream
+ *   the layers run on; the broadcasts too. ddp_wait then waits for that stream. With
+ *   HV_COMPRESSION=fp16|bf16 a bucket travels compressed (hv_allreduce_cuda_group).
  * Errors are returned as -1 with a message (rank, bucket, hv's detail). */
 #ifndef HV_TRAINER_DDP_H
 #define HV_TRAINER_DDP_H
@@ -48,6 +52,9 @@ int ddp_backward(ddp_t *d, int sync);
 int ddp_wait(ddp_t *d);
 /* Broadcasts buffers (batch-norm running statistics) from rank 0. */
 int ddp_broadcast_buffers(ddp_t *d);
+/* Broadcasts n values of the model's kind of memory (host, or device for a GPU model)
+ * from rank 0: optimiser state after a resume. */
+int ddp_broadcast_array(ddp_t *d, const char *name, real_t *buf, size_t n);
 /* Sums v[0..n) over ranks (metrics: loss sums, correct counts, sample counts). */
 int ddp_allreduce_sum(ddp_t *d, const char *name, double *v, size_t n);
 

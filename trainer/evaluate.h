@@ -16,7 +16,8 @@ typedef struct eval_result {
 } eval_result_t;
 
 /* Runs indices[0..count) in batches of at most m->max_batch (t: normalisation only,
- * no augmentation). 0, or -1 when out of memory. */
+ * no augmentation). 0, or -1 (out of memory, a failed forward: m->err says). A model
+ * on the GPU (model_gpu.h) is evaluated there. */
 int model_evaluate(model_t *m, const dataset_t *ds, const int *indices, int count,
                    const batch_transform_t *t, eval_result_t *out);
 

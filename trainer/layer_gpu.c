@@ -4,7 +4,10 @@
  * and initialisation are the CPU ops' (a model is built on the CPU, then moved:
  * model_gpu.h). Backward accumulates into input gradients, as on the CPU. A call that
  * fails sets m->failed and m->err; model_forward then returns NULL. Dropout has no GPU
- * version yet. Not run on a GPU yet (tests/trainer/gpu_train_step.c). */
+ * version yet. With mixed precision (model_gpu_enable_amp) every context runs in
+ * float16 NHWC, convolutions and linear layers read the float16 parameter copy, and a
+ * convolution's float16 weight gradients are summed into the float32 master ones.
+ * tests/trainer/gpu_train_step.c compares each mode with the CPU. */
 #include "model_gpu.h"
 
 #if HV_TRAINER_CUDA
@@ -12,6 +15,7 @@
 
 #include "cublas_linear.h"
 #include "cudnn_ops.h"
+#include "half_layout.h"
 #include "model_internal.h"
 
 static void failed(layer_t *l, model_t *m, const char *why) {
@@ -25,8 +29,10 @@ static void cudnn_free_impl(void *p) { cudnn_ctx_free(p); }
 static void *cublas_make(void) { return cublas_linear_create(); }
 static void cublas_free_impl(void *p) { cublas_linear_free(p); }
 
-/* The layer's library context (cuDNN or cuBLAS), made on first use. */
-static void *impl_of(layer_t *l, model_t *m, void *(*make)(void), void (*destroy)(void *), const char *what) {
+/* The layer's library context (cuDNN or cuBLAS), made on first use; *made says so. */
+static void *impl_of(layer_t *l, model_t *m, void *(*make)(void), void (*destroy)(void *), const char *what,
+                     int *made) {
+  *made = 0;
   if (!l->impl) {
     l->impl = make();
     if (!l->impl) {
@@ -34,12 +40,21 @@ static void *impl_of(layer_t *l, model_t *m, void *(*make)(void), void (*destroy
       return NULL;
     }
     l->impl_free = destroy;
+    *made = 1;
   }
   return l->impl;
 }
 
 static cudnn_ctx_t *dnn(layer_t *l, model_t *m) {
-  return impl_of(l, m, cudnn_make, cudnn_free_impl, "cuDNN did not start");
+  int made;
+  cudnn_ctx_t *c = impl_of(l, m, cudnn_make, cudnn_free_impl, "cuDNN did not start", &made);
+  if (made && model_gpu_amp(m)) cudnn_ctx_set_half(c, 1);
+  return c;
+}
+
+/* The parameters a layer's kernels read: the float16 copy under mixed precision. */
+static const real_t *param(const model_t *m, const real_t *p) {
+  return model_gpu_amp(m) ? model_gpu_half_of(m, p) : p;
 }
 
 #define DNN_OR_RETURN(c) \
@@ -51,8 +66,9 @@ static cudnn_ctx_t *dnn(layer_t *l, model_t *m) {
     if ((call) != 0) failed(l, m, cudnn_ctx_error(c)); \
   } while (0)
 
+/* Mixed precision has no input gradient: the batch went in as a float16 copy. */
 static real_t *dsrc_or_null(layer_t *l, model_t *m, int k) {
-  return l->in[k] < 0 && !m->want_input_grad ? NULL : model_dsrc(m, l->in[k]);
+  return l->in[k] < 0 && (!m->want_input_grad || model_gpu_amp(m)) ? NULL : model_dsrc(m, l->in[k]);
 }
 
 static size_t count(const layer_t *l, const model_t *m) { return (size_t)m->batch * layer_out_size(l); }
@@ -61,14 +77,27 @@ static void conv_fwd(layer_t *l, model_t *m, int train) {
   DNN_OR_RETURN(c);
   l->train = train;
   conv2d_shape_t s = layer_conv2d_shape(l, m->batch);
-  CHECK_CALL(cudnn_conv2d_forward(c, &s, model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l), l->out, NULL));
+  CHECK_CALL(cudnn_conv2d_forward(c, &s, model_src(m, l->in[0]), param(m, layer_w(m, l)), param(m, layer_b(m, l)),
+                                  l->out, NULL));
 }
 
 static void conv_bwd(layer_t *l, model_t *m) {
   DNN_OR_RETURN(c);
   conv2d_shape_t s = layer_conv2d_shape(l, m->batch);
-  CHECK_CALL(cudnn_conv2d_backward(c, &s, model_src(m, l->in[0]), layer_w(m, l), l->dout, dsrc_or_null(l, m, 0),
-                                   layer_dw(m, l), layer_db(m, l), NULL));
+  if (!model_gpu_amp(m)) {
+    CHECK_CALL(cudnn_conv2d_backward(c, &s, model_src(m, l->in[0]), layer_w(m, l), l->dout, dsrc_or_null(l, m, 0),
+                                     layer_dw(m, l), layer_db(m, l), NULL));
+    return;
+  }
+  /* cuDNN writes float16 weight gradients (KRSC): into zeroed scratch, then summed
+   * into the float32 master gradients (KCRS), as the layers accumulate. */
+  real_t *dw = model_gpu_half_of(m, layer_dw(m, l)), *db = model_gpu_half_of(m, layer_db(m, l));
+  model_gpu_zero(dw, l->n_params * 2);
+  CHECK_CALL(cudnn_conv2d_backward(c, &s, model_src(m, l->in[0]), param(m, layer_w(m, l)), l->dout,
+                                   dsrc_or_null(l, m, 0), dw, db, NULL));
+  if (!m->failed && (gpu_float_nchw_add_half_nhwc(s.k, s.c, s.kh, s.kw, dw, layer_dw(m, l), NULL) ||
+                     (db && gpu_float_nchw_add_half_nhwc(1, s.k, 1, 1, db, layer_db(m, l), NULL))))
+    failed(l, m, "adding the float16 weight gradients to the float32 ones failed");
 }
 
 static void bn_fwd(layer_t *l, model_t *m, int train) {
@@ -145,22 +174,26 @@ static void add_bwd(layer_t *l, model_t *m) {
 }
 
 static cublas_linear_t *blas(layer_t *l, model_t *m) {
-  return impl_of(l, m, cublas_make, cublas_free_impl, "cuBLAS did not start");
+  int made;
+  cublas_linear_t *b = impl_of(l, m, cublas_make, cublas_free_impl, "cuBLAS did not start", &made);
+  if (made && model_gpu_amp(m)) cublas_linear_set_half(b, 1);
+  return b;
 }
 
 static void linear_fwd(layer_t *l, model_t *m, int train) {
   cublas_linear_t *b = blas(l, m);
   l->train = train;
   if (b && cublas_linear_forward(b, m->batch, (int)layer_in_size(l), l->out_ch, model_src(m, l->in[0]),
-                                 layer_w(m, l), layer_b(m, l), l->out, NULL))
+                                 param(m, layer_w(m, l)), param(m, layer_b(m, l)), l->out, NULL))
     failed(l, m, cublas_linear_error(b));
 }
 
+/* Weight and bias gradients go to the float32 master ones in either mode. */
 static void linear_bwd(layer_t *l, model_t *m) {
   cublas_linear_t *b = blas(l, m);
   if (b && cublas_linear_backward(b, m->batch, (int)layer_in_size(l), l->out_ch, model_src(m, l->in[0]),
-                                  layer_w(m, l), l->dout, dsrc_or_null(l, m, 0), layer_dw(m, l), layer_db(m, l),
-                                  NULL))
+                                  param(m, layer_w(m, l)), l->dout, dsrc_or_null(l, m, 0), layer_dw(m, l),
+                                  layer_db(m, l), NULL))
     failed(l, m, cublas_linear_error(b));
 }
 

@@ -374,6 +374,7 @@ const real_t *model_forward(model_t *m, const real_t *x, int n, int train) {
                 m->max_batch);
     return NULL;
   }
+  if (m->device == DEVICE_GPU && model_gpu_amp(m) && !(x = model_gpu_amp_input(m, x, n))) return NULL;
   m->input = x;
   m->batch = n;
   for (int i = 0; i < m->n_layers && !m->failed; i++) m->layers[i].ops->forward(&m->layers[i], m, train);

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "gpu_kernels.h"
+#include "half_layout.h"
 
 int model_gpu_alloc(void **dev, size_t bytes) {
   *dev = NULL;
@@ -21,21 +22,49 @@ int model_gpu_alloc(void **dev, size_t bytes) {
 
 void model_gpu_release(void *dev) { cudaFree(dev); }
 
+void model_gpu_sync(void) { cudaDeviceSynchronize(); }
+
 int model_gpu_upload(void *dev, const void *host, size_t bytes) {
   return cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess ? 0 : -1;
+}
+
+int model_gpu_download(void *host, const void *dev, size_t bytes) {
+  return cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost) == cudaSuccess ? 0 : -1;
+}
+
+int model_gpu_select(int local_rank, char *err, size_t errlen) {
+  int devices = 0;
+  cudaError_t rc = cudaGetDeviceCount(&devices);
+  if (rc != cudaSuccess || devices == 0) {
+    snprintf(err, errlen, "no CUDA device is visible%s%s", rc != cudaSuccess ? ": " : "",
+             rc != cudaSuccess ? cudaGetErrorString(rc) : "");
+    return -1;
+  }
+  const int dev = local_rank % devices;
+  if ((rc = cudaSetDevice(dev)) != cudaSuccess) {
+    snprintf(err, errlen, "cudaSetDevice(%d): %s", dev, cudaGetErrorString(rc));
+    return -1;
+  }
+  return dev;
 }
 
 void model_gpu_zero(void *dev, size_t bytes) {
   if (bytes) cudaMemsetAsync(dev, 0, bytes, NULL);
 }
 
-/* The device copies of the loss's inputs and outputs, grown with the batch. */
-typedef struct gpu_loss {
+/* m->gpu: the device copies of the loss's inputs and outputs (grown with the batch),
+ * and the float16 arrays of mixed precision. */
+typedef struct gpu_state {
   uint8_t *labels;
   double *loss;
   int *right;
   int cap;
-} gpu_loss_t;
+  int amp;
+  void *params_half;  /* the master parameters in float16: conv weights KRSC, the rest as they are */
+  void *grads_half;   /* a conv layer's float16 weight and bias gradients, before they join grads */
+  void *input_half;   /* the batch in float16 NHWC */
+  int *found;         /* the unscale check's flag */
+} gpu_state_t;
 
 static void release_all(model_t *m) {
   model_gpu_release(m->params);
@@ -51,8 +80,13 @@ static void release_all(model_t *m) {
     l->impl = NULL;
     l->impl_free = NULL;
   }
-  gpu_loss_t *g = m->gpu;
-  if (g) model_gpu_release(g->labels), model_gpu_release(g->loss), model_gpu_release(g->right), free(g);
+  gpu_state_t *g = m->gpu;
+  if (g) {
+    model_gpu_release(g->labels), model_gpu_release(g->loss), model_gpu_release(g->right);
+    model_gpu_release(g->params_half), model_gpu_release(g->grads_half), model_gpu_release(g->input_half);
+    model_gpu_release(g->found);
+    free(g);
+  }
   m->gpu = NULL;
 }
 
@@ -90,7 +124,7 @@ int model_to_gpu(model_t *m) {
   /* Build the device model aside, then swap: a failure leaves the CPU model intact. */
   model_t d = *m;
   d.layers = malloc(sizeof *d.layers * (size_t)m->n_layers);
-  gpu_loss_t *g = calloc(1, sizeof *g);
+  gpu_state_t *g = calloc(1, sizeof *g);
   if (!d.layers || !g) {
     free(d.layers);
     free(g);
@@ -146,7 +180,7 @@ int model_to_gpu(model_t *m) {
 }
 
 double model_gpu_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int *correct) {
-  gpu_loss_t *g = m->gpu;
+  gpu_state_t *g = m->gpu;
   const layer_t *last = &m->layers[m->n_layers - 1];
   const int n = m->batch, k = (int)layer_out_size(last);
   if (g->cap < n) {
@@ -164,9 +198,10 @@ double model_gpu_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int 
   double *loss = malloc((size_t)n * sizeof *loss);
   int *right = malloc((size_t)n * sizeof *right);
   double sum = NAN;
+  real_t *dlogits = grad_scale != 0 ? last->dout : NULL;
   if (loss && right && cudaMemcpy(g->labels, labels, (size_t)n, cudaMemcpyHostToDevice) == cudaSuccess &&
-      gpu_softmax_xent(n, k, last->out, g->labels, grad_scale, grad_scale != 0 ? last->dout : NULL, g->loss,
-                       g->right, NULL) == 0 &&
+      (g->amp ? gpu_softmax_xent_half(n, k, last->out, g->labels, grad_scale, dlogits, g->loss, g->right, NULL)
+              : gpu_softmax_xent(n, k, last->out, g->labels, grad_scale, dlogits, g->loss, g->right, NULL)) == 0 &&
       cudaMemcpy(loss, g->loss, (size_t)n * sizeof *loss, cudaMemcpyDeviceToHost) == cudaSuccess &&
       cudaMemcpy(right, g->right, (size_t)n * sizeof *right, cudaMemcpyDeviceToHost) == cudaSuccess) {
     /* Row by row in order, as the CPU sums them. */
@@ -188,6 +223,83 @@ void model_gpu_sgd(size_t n, real_t *param, const real_t *grad, real_t *buf, rea
   gpu_sgd_update(n, param, grad, buf, lr, momentum, weight_decay, nesterov, first, NULL);
 }
 
+int model_gpu_enable_amp(model_t *m) {
+  gpu_state_t *g = m->device == DEVICE_GPU ? m->gpu : NULL;
+  if (!g) {
+    snprintf(m->err, sizeof m->err, "model_gpu_enable_amp: the model is not on the GPU (model_to_gpu first)");
+    return -1;
+  }
+  if (g->amp) return 0;
+  const size_t in = (size_t)m->max_batch * m->in_c * m->in_h * m->in_w;
+  if (model_gpu_alloc(&g->params_half, (m->n_params + 1) * 2) || model_gpu_alloc(&g->grads_half, (m->n_params + 1) * 2) ||
+      model_gpu_alloc(&g->input_half, in * 2) || model_gpu_alloc((void **)&g->found, sizeof(int))) {
+    model_gpu_release(g->params_half), model_gpu_release(g->grads_half), model_gpu_release(g->input_half);
+    model_gpu_release(g->found);
+    g->params_half = g->grads_half = g->input_half = NULL;
+    g->found = NULL;
+    snprintf(m->err, sizeof m->err, "model_gpu_enable_amp: out of device memory");
+    return -1;
+  }
+  /* Layer contexts made so far hold float32 descriptors: made again on next use. */
+  for (int i = 0; i < m->n_layers; i++) {
+    layer_t *l = &m->layers[i];
+    if (l->impl_free) l->impl_free(l->impl);
+    l->impl = NULL;
+    l->impl_free = NULL;
+  }
+  g->amp = 1;
+  return 0;
+}
+
+int model_gpu_amp(const model_t *m) {
+  const gpu_state_t *g = m->device == DEVICE_GPU ? m->gpu : NULL;
+  return g && g->amp;
+}
+
+real_t *model_gpu_half_of(const model_t *m, const real_t *p) {
+  const gpu_state_t *g = m->gpu;
+  if (!p) return NULL;
+  if (p >= m->params && p < m->params + m->n_params)
+    return (real_t *)((uint16_t *)g->params_half + (p - m->params));
+  return (real_t *)((uint16_t *)g->grads_half + (p - m->grads));
+}
+
+const real_t *model_gpu_amp_input(model_t *m, const real_t *x, int n) {
+  gpu_state_t *g = m->gpu;
+  /* The master parameters changed since the last forward (SGD, a checkpoint, DDP's
+   * broadcast): their float16 copy is made again, a few microseconds for millions. */
+  int rc = gpu_half_nhwc_from_float_nchw(1, (int)m->n_params, 1, 1, m->params, g->params_half, NULL);
+  for (int i = 0; i < m->n_layers && rc == 0; i++) {
+    const layer_t *l = &m->layers[i];
+    if (l->kind != LAYER_CONV2D) continue;
+    const conv2d_shape_t s = layer_conv2d_shape(l, n);
+    rc = gpu_half_nhwc_from_float_nchw(s.k, s.c, s.kh, s.kw, layer_w(m, l), model_gpu_half_of(m, layer_w(m, l)),
+                                       NULL);
+  }
+  if (rc == 0) rc = gpu_half_nhwc_from_float_nchw(n, m->in_c, m->in_h, m->in_w, x, g->input_half, NULL);
+  if (rc != 0) {
+    snprintf(m->err, sizeof m->err, "mixed precision: the float16 copies failed: %s",
+             cudaGetErrorString((cudaError_t)rc));
+    m->failed = 1;
+    return NULL;
+  }
+  return g->input_half;
+}
+
+int model_gpu_unscale(model_t *m, float inv_scale, int *found_inf) {
+  gpu_state_t *g = m->gpu;
+  int found = 1;
+  if (!g || !g->found || cudaMemsetAsync(g->found, 0, sizeof(int), NULL) != cudaSuccess ||
+      gpu_unscale_check(m->n_params, m->grads, inv_scale, g->found, NULL) != 0 ||
+      cudaMemcpy(&found, g->found, sizeof found, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    snprintf(m->err, sizeof m->err, "mixed precision: the gradient check failed%s",
+             g && g->found ? "" : " (enable mixed precision first)");
+    return -1;
+  }
+  *found_inf = found;
+  return 0;
+}
+
 #else /* no GPU trainer in this build */
 
 int model_to_gpu(model_t *m) {
@@ -207,8 +319,18 @@ int model_gpu_alloc(void **dev, size_t bytes) {
   return -1;
 }
 void model_gpu_release(void *dev) { (void)dev; }
+void model_gpu_sync(void) {}
 int model_gpu_upload(void *dev, const void *host, size_t bytes) {
   (void)dev, (void)host, (void)bytes;
+  return -1;
+}
+int model_gpu_download(void *host, const void *dev, size_t bytes) {
+  (void)host, (void)dev, (void)bytes;
+  return -1;
+}
+int model_gpu_select(int local_rank, char *err, size_t errlen) {
+  (void)local_rank;
+  snprintf(err, errlen, "this build has no GPU trainer (configure with the CUDA toolkit and cuDNN)");
   return -1;
 }
 void model_gpu_sgd(size_t n, real_t *param, const real_t *grad, real_t *buf, real_t lr, real_t momentum,
@@ -219,6 +341,27 @@ void model_gpu_sgd(size_t n, real_t *param, const real_t *grad, real_t *buf, rea
 const layer_ops_t *layer_gpu_ops(layer_kind_t kind) {
   (void)kind;
   return NULL;
+}
+int model_gpu_enable_amp(model_t *m) {
+  snprintf(m->err, sizeof m->err, "model_gpu_enable_amp: this build has no GPU trainer");
+  return -1;
+}
+int model_gpu_amp(const model_t *m) {
+  (void)m;
+  return 0;
+}
+real_t *model_gpu_half_of(const model_t *m, const real_t *p) {
+  (void)m, (void)p;
+  return NULL;
+}
+const real_t *model_gpu_amp_input(model_t *m, const real_t *x, int n) {
+  (void)m, (void)x, (void)n;
+  return NULL;
+}
+int model_gpu_unscale(model_t *m, float inv_scale, int *found_inf) {
+  (void)inv_scale, (void)found_inf;
+  snprintf(m->err, sizeof m->err, "model_gpu_unscale: this build has no GPU trainer");
+  return -1;
 }
 
 #endif

@@ -6,10 +6,12 @@
  *     model_input_grad are device pointers;
  *   - model_loss takes host labels and returns the host sum, as on the CPU;
  *   - sgd_init / sgd_step keep the momentum on the device;
- *   - checkpoints, DDP and model_evaluate refuse it with a message (not wired yet).
+ *   - checkpoints copy through the host (the file is the CPU model's: a checkpoint
+ *     written on the GPU loads on the CPU and back), model_evaluate uploads each
+ *     batch, and DDP reduces the device gradients through hv_cuda.h.
  * Built when the CUDA toolkit has cuDNN (HV_TRAINER_CUDA); elsewhere model_to_gpu
- * fails with a message. Not run on a GPU yet: tests/trainer/gpu_train_step.c compares
- * a training step with the CPU's wherever a GPU is. */
+ * fails with a message. tests/trainer/gpu_train_step.c compares a training step with
+ * the CPU's, and gpu_ddp_step.c a DDP step, wherever a GPU is. */
 #ifndef HV_TRAINER_MODEL_GPU_H
 #define HV_TRAINER_MODEL_GPU_H
 
@@ -22,6 +24,20 @@
  * on failure the model is left as it was, on the CPU. */
 int model_to_gpu(model_t *m);
 
+/* Mixed precision (PyTorch's autocast to float16, for the layers here): activations
+ * and their gradients are float16 in NHWC, convolutions and linear layers read a
+ * float16 copy of the float32 master parameters (made again at every forward) and run
+ * on tensor cores with float32 arithmetic; batch norm keeps float32 parameters and
+ * statistics; the loss reads float16 logits in double; weight gradients are summed
+ * into the float32 master gradients, so DDP, SGD and checkpoints see float32 alone.
+ * Scale the loss (model_loss's grad_scale) and unscale with model_gpu_unscale before
+ * the step, with grad_scaler.h's policy. model_output is then float16 NHWC data, and
+ * there is no input gradient. 0, or -1 with m->err. */
+int model_gpu_enable_amp(model_t *m);
+int model_gpu_amp(const model_t *m);
+/* grads *= inv_scale on the device; *found_inf = 1 when any was inf or NaN. 0 or -1. */
+int model_gpu_unscale(model_t *m, float inv_scale, int *found_inf);
+
 /* Used by model.c and optim.c for a model on the GPU. */
 void model_gpu_free(model_t *m);
 void model_gpu_zero(void *dev, size_t bytes);
@@ -29,8 +45,19 @@ double model_gpu_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int 
 int model_gpu_alloc(void **dev, size_t bytes);
 void model_gpu_release(void *dev);
 int model_gpu_upload(void *dev, const void *host, size_t bytes);
+int model_gpu_download(void *host, const void *dev, size_t bytes);
+/* Waits for everything queued on the device (timing, profiles). */
+void model_gpu_sync(void);
+/* Makes device (local_rank mod the device count) current for this thread; returns it,
+ * or -1 with err set (no device, no GPU trainer in this build). */
+int model_gpu_select(int local_rank, char *err, size_t errlen);
 void model_gpu_sgd(size_t n, real_t *param, const real_t *grad, real_t *buf, real_t lr, real_t momentum,
                    real_t weight_decay, int nesterov, int first);
+/* Mixed precision, for model.c and layer_gpu.c: the float16 batch and parameter copies
+ * made for a forward of n images (NULL with m->err on failure), and the float16
+ * counterpart of a master parameter or gradient pointer. */
+const real_t *model_gpu_amp_input(model_t *m, const real_t *x, int n);
+real_t *model_gpu_half_of(const model_t *m, const real_t *p);
 /* The GPU ops of a layer kind, or NULL (model.c's ops table, GPU column). */
 const layer_ops_t *layer_gpu_ops(layer_kind_t kind);
 

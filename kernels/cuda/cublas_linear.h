@@ -15,6 +15,9 @@ typedef struct cublas_linear cublas_linear_t;
 cublas_linear_t *cublas_linear_create(void);
 void cublas_linear_free(cublas_linear_t *c);
 const char *cublas_linear_error(const cublas_linear_t *c);
+/* Mixed precision: x, w, b, y, dy, dx are float16 behind the float pointers (the
+ * products in float32 arithmetic); dw and db stay float32 and are accumulated there. */
+void cublas_linear_set_half(cublas_linear_t *c, int half);
 
 int cublas_linear_forward(cublas_linear_t *c, int n, int in, int out, const float *x, const float *w, const float *b,
                           float *y, void *stream);

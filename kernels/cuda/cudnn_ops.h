@@ -7,7 +7,8 @@
  *
  * Every call takes the caller's stream (a cudaStream_t) and returns 0, or -1 with the
  * cuDNN or CUDA error in the context's err. Convolutions use cuDNN's heuristic choice
- * of algorithm for the shape within a grow-only workspace; TF32 tensor cores are
+ * of algorithm for the shape (HV_CUDNN_BENCHMARK=1: the one its Find timed fastest)
+ * within a grow-only workspace; TF32 tensor cores are
  * allowed, as PyTorch allows them for cuDNN convolutions, unless HV_CUDNN_TF32=0 (the
  * test sets it, to compare with the CPU at float32 precision). */
 #ifndef HV_KERNELS_CUDNN_OPS_H
@@ -25,6 +26,10 @@ typedef struct cudnn_ctx cudnn_ctx_t;
 
 /* One per layer (its descriptors and workspace); NULL when cuDNN cannot start. */
 cudnn_ctx_t *cudnn_ctx_create(void);
+/* Mixed precision: from now on every data tensor (x, y, w, their gradients, the bias)
+ * is float16 in NHWC (a filter KRSC) behind the float pointers of the calls below;
+ * batch norm's per-channel arrays stay float32; arithmetic is float32 on tensor cores. */
+void cudnn_ctx_set_half(cudnn_ctx_t *c, int half);
 void cudnn_ctx_free(cudnn_ctx_t *c);
 const char *cudnn_ctx_error(const cudnn_ctx_t *c);
 

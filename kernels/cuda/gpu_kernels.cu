@@ -2,6 +2,7 @@
  * the unscaling of mixed precision spell out each rounding (__fmul_rn, __fadd_rn: no contraction into fused
  * multiply-adds) so it matches the CPU bit for bit; softmax cross-entropy works in
  * double per row like the CPU; the batch kernel is a gather through the lookup table. */
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "gpu_kernels.h"
@@ -29,25 +30,32 @@ __global__ void sgd_kernel(size_t n, float *param, const float *grad, float *buf
   }
 }
 
+/* Logits of either precision read as double, gradients written back in theirs. */
+__device__ double as_double(float v) { return v; }
+__device__ double as_double(__half v) { return __half2float(v); }
+__device__ void store(float *p, double v) { *p = (float)v; }
+__device__ void store(__half *p, double v) { *p = __float2half_rn((float)v); }
+
 /* One thread per row: rows are short (the classes), batches a few hundred rows. */
-__global__ void xent_kernel(int n, int k, const float *logits, const uint8_t *labels, float scale, float *dlogits,
+template <typename T>
+__global__ void xent_kernel(int n, int k, const T *logits, const uint8_t *labels, float scale, T *dlogits,
                             double *loss, int *right) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const float *z = logits + (size_t)i * k;
+  const T *z = logits + (size_t)i * k;
   int arg = 0;
   for (int j = 1; j < k; j++)
-    if (z[j] > z[arg]) arg = j;
+    if (as_double(z[j]) > as_double(z[arg])) arg = j;
   right[i] = arg == labels[i];
-  const double zmax = z[arg];
+  const double zmax = as_double(z[arg]);
   double sum = 0;
-  for (int j = 0; j < k; j++) sum += exp((double)z[j] - zmax);
+  for (int j = 0; j < k; j++) sum += exp(as_double(z[j]) - zmax);
   const double lse = zmax + log(sum);
-  loss[i] = lse - z[labels[i]];
+  loss[i] = lse - as_double(z[labels[i]]);
   if (!dlogits) return;
   for (int j = 0; j < k; j++) {
-    const double p = exp((double)z[j] - lse);
-    dlogits[(size_t)i * k + j] = (float)(scale * (p - (j == labels[i])));
+    const double p = exp(as_double(z[j]) - lse);
+    store(&dlogits[(size_t)i * k + j], (double)(float)(scale * (p - (j == labels[i]))));
   }
 }
 
@@ -88,6 +96,14 @@ extern "C" int gpu_softmax_xent(int n, int k, const float *logits, const uint8_t
   if (n <= 0) return 0;
   xent_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, (cudaStream_t)stream>>>(n, k, logits, labels, grad_scale,
                                                                                     dlogits, loss, right);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int gpu_softmax_xent_half(int n, int k, const void *logits, const uint8_t *labels, float grad_scale,
+                                     void *dlogits, double *loss, int *right, void *stream) {
+  if (n <= 0) return 0;
+  xent_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, (cudaStream_t)stream>>>(
+      n, k, (const __half *)logits, labels, grad_scale, (__half *)dlogits, loss, right);
   return (int)cudaGetLastError();
 }
 

@@ -2,7 +2,7 @@
  * the SGD update, softmax cross-entropy, and turning a batch of uint8 images into
  * normalised, augmented floats. Each has its CPU reference, the CPU path's own code
  * (kernels/sgd.c, kernels/softmax_xent.c, trainer/batch.c), and tests/kernels/
- * gpu_kernels.c compares them on random data. float32 only. Every call enqueues on
+ * gpu_kernels.c compares them on random data. float32, and float16 logits for the loss. Every call enqueues on
  * stream (a cudaStream_t) and returns 0 or the CUDA error code of the launch. */
 #ifndef HV_KERNELS_GPU_KERNELS_H
 #define HV_KERNELS_GPU_KERNELS_H
@@ -24,6 +24,11 @@ int gpu_sgd_update(size_t n, float *param, const float *grad, float *momentum_bu
  * NULL. The caller sums the rows (in order, for the CPU's sum). */
 int gpu_softmax_xent(int n, int k, const float *logits, const uint8_t *labels, float grad_scale, float *dlogits,
                      double *loss, int *right, void *stream);
+
+/* The same on float16 logits (mixed precision), read exactly and computed in double;
+ * the gradient (float32 as above) is rounded to float16 (nearest even). */
+int gpu_softmax_xent_half(int n, int k, const void *logits, const uint8_t *labels, float grad_scale, void *dlogits,
+                          double *loss, int *right, void *stream);
 
 /* batch_fill's pixels (trainer/batch.h) for n images of (c, h, w) bytes at images:
  * x = lut[channel][pixel] of the crop shifted by (aug[3i], aug[3i+1]) and flipped

@@ -5,8 +5,10 @@
  * the largest gradient (float), predictions equal; batch normalisation with random
  * crop and flip bit for bit, the augmentation drawn from the same generator as
  * batch_fill; mixed precision's check-and-unscale bit for bit, with the same verdict on a
- * NaN as grad_scaler_unscale. Without a GPU (or a device that refuses), the test reports itself
- * skipped (exit 77). */
+ * NaN as grad_scaler_unscale; its layout changes (half_layout.h) exact on values that
+ * float16 holds exactly, in odd shapes; softmax cross-entropy of float16 logits as the
+ * float32 kernel's on the same values, its gradient within float16's rounding. Without
+ * a GPU (or a device that refuses), the test reports itself skipped (exit 77). */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "batch.h"
 #include "gpu_kernels.h"
 #include "grad_scaler.h"
+#include "half_layout.h"
 #include "rng.h"
 #include "sgd.h"
 #include "softmax_xent.h"
@@ -139,6 +142,71 @@ static void test_unscale(int poison) {
   free(g), free(gg);
 }
 
+/* IEEE binary16 bits to float. */
+static float half_to_float(uint16_t h) {
+  const int e = (h >> 10) & 31, m = h & 1023, sign = h >> 15 ? -1 : 1;
+  if (e == 31) return m ? NAN : sign * INFINITY;
+  return sign * (e ? ldexpf(1024 + m, e - 25) : ldexpf(m, -24));
+}
+
+/* A value float16 holds exactly: a multiple of 1/8 below 256 in magnitude. */
+static float half_exact(void) { return (float)((int)rng_below(&rng, 4096) - 2048) / 8; }
+
+static void test_half_layout(int n, int c, int h, int w) {
+  const size_t len = (size_t)n * c * h * w;
+  float *src = malloc(len * 4), *dst = malloc(len * 4), *got = malloc(len * 4);
+  uint16_t *half = malloc(len * 2);
+  for (size_t i = 0; i < len; i++) src[i] = half_exact(), dst[i] = half_exact();
+  float *dsrc = to_device(src, len * 4), *ddst = to_device(dst, len * 4);
+  void *dhalf = to_device(NULL, len * 2);
+  CHECK(gpu_half_nhwc_from_float_nchw(n, c, h, w, dsrc, dhalf, NULL) == 0);
+  CHECK(gpu_float_nchw_add_half_nhwc(n, c, h, w, dhalf, ddst, NULL) == 0);
+  from_device(half, dhalf, len * 2);
+  from_device(got, ddst, len * 4);
+  size_t wrong = 0;
+  for (int i = 0; i < n; i++)
+    for (int ch = 0; ch < c; ch++)
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+          const size_t nchw = (((size_t)i * c + ch) * h + y) * w + x, nhwc = (((size_t)i * h + y) * w + x) * c + ch;
+          wrong += half_to_float(half[nhwc]) != src[nchw] || got[nchw] != dst[nchw] + src[nchw];
+        }
+  CHECK(wrong == 0);
+  cudaFree(dsrc), cudaFree(ddst), cudaFree(dhalf);
+  free(src), free(dst), free(got), free(half);
+}
+
+static void test_softmax_xent_half(int n, int k) {
+  const size_t len = (size_t)n * k;
+  float *z = malloc(len * 4), *dz = malloc(len * 4);
+  uint16_t *gdz = malloc(len * 2);
+  uint8_t *y = malloc((size_t)n);
+  for (size_t i = 0; i < len; i++) z[i] = half_exact() / 32; /* within +-8 */
+  for (int i = 0; i < n; i++) y[i] = (uint8_t)rng_below(&rng, (uint64_t)k);
+  int right = 0;
+  const double loss = softmax_xent(n, k, z, y, 64.0f / n, dz, NULL, &right);
+  float *dzd = to_device(z, len * 4);
+  void *dzhalf = to_device(NULL, len * 2), *ddz = to_device(NULL, len * 2);
+  CHECK(gpu_half_nhwc_from_float_nchw(1, (int)len, 1, 1, dzd, dzhalf, NULL) == 0);
+  uint8_t *dy = to_device(y, (size_t)n);
+  double *dloss = to_device(NULL, (size_t)n * 8), *gloss = malloc((size_t)n * 8);
+  int *dright = to_device(NULL, (size_t)n * 4), *gright = malloc((size_t)n * 4);
+  CHECK(gpu_softmax_xent_half(n, k, dzhalf, dy, 64.0f / n, ddz, dloss, dright, NULL) == 0);
+  from_device(gdz, ddz, len * 2);
+  from_device(gloss, dloss, (size_t)n * 8);
+  from_device(gright, dright, (size_t)n * 4);
+  double sum = 0, worst = 0, top = 0;
+  int gsum = 0;
+  for (int i = 0; i < n; i++) sum += gloss[i], gsum += gright[i];
+  for (size_t i = 0; i < len; i++)
+    worst = fmax(worst, fabs((double)half_to_float(gdz[i]) - dz[i])), top = fmax(top, fabs(dz[i]));
+  CHECK_NEAR(sum, loss, 1e-12);
+  CHECK(worst <= 1e-3 * top); /* float16 keeps 11 significant bits: 4.9e-4 relative */
+  CHECK_EQ_INT(gsum, right);
+  cudaFree(dzd), cudaFree(dzhalf), cudaFree(ddz), cudaFree(dy), cudaFree(dloss), cudaFree(dright);
+  free(z), free(dz), free(gdz), free(y), free(gloss), free(gright);
+}
+
 int main(void) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -155,6 +223,11 @@ int main(void) {
   test_batch_pixels();
   test_unscale(0);
   test_unscale(1);
+  test_half_layout(3, 5, 7, 9);
+  test_half_layout(2, 64, 3, 3);
+  test_half_layout(1, 1000, 1, 1);
+  test_softmax_xent_half(257, 10);
+  test_softmax_xent_half(64, 100);
   CHECK(cudaDeviceSynchronize() == cudaSuccess);
   CHECK_RETURN();
 }

@@ -3,8 +3,14 @@
  * uploaded), then forward, loss, backward and an SGD step with momentum and weight
  * decay on the same batch, twice; loss and logits within 1e-4, gradients and
  * parameters within 1e-3 of the largest value (cuDNN's algorithms round in other
- * orders; TF32 off). Evaluation, checkpoints and DDP refuse a GPU model with a
- * message. Without a GPU: model_to_gpu fails with a message naming the cause and the
+ * orders; TF32 off). Then mixed precision (model_gpu_enable_amp) against the same CPU
+ * step, within float16's bounds: logits 3e-2 and parameters after the step 1e-2 of the
+ * largest value, loss 1e-2; the gradients point the same way (cosine 0.99 overall,
+ * 0.95 for each layer: at initialisation with 8 images they are small sums of large
+ * terms, so float16's rounding of the terms moves them by up to 10% of the largest,
+ * while a wrong layout or a lost term turns them); an overflowing loss scale makes inf
+ * gradients that model_gpu_unscale reports. (Checkpoints, evaluation, DDP: gpu_ddp_step.c.)
+ * Without a GPU: model_to_gpu fails with a message naming the cause and the
  * model still trains on the CPU; the GPU part is then reported skipped (exit 77). */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -13,7 +19,6 @@
 #include <string.h>
 
 #include "check.h"
-#include "checkpoint.h"
 #include "model_gpu.h"
 #include "models.h"
 #include "optim.h"
@@ -24,6 +29,19 @@ static double maxrel(const real_t *a, const real_t *b, size_t n) {
   double d = 0, top = 1e-30;
   for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i])), top = fmax(top, fabs(b[i]));
   return d / top;
+}
+
+/* IEEE binary16 bits to float (normal, subnormal, inf, NaN). */
+static float half_to_float(uint16_t h) {
+  const int e = (h >> 10) & 31, m = h & 1023, sign = h >> 15 ? -1 : 1;
+  if (e == 31) return m ? NAN : sign * INFINITY;
+  return sign * (e ? ldexpf(1024 + m, e - 25) : ldexpf(m, -24));
+}
+
+static double cosine(const real_t *a, const real_t *b, size_t n) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < n; i++) ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+  return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : (aa == bb ? 1 : 0);
 }
 
 static real_t *host_copy(const real_t *dev, size_t n) {
@@ -80,10 +98,63 @@ int main(void) {
     CHECK(!gpu->failed);
     free(logits), free(grads), free(params);
   }
-  /* Not wired for GPU models yet: refused with a message, not run on device memory. */
-  checkpoint_meta_t meta;
-  memset(&meta, 0, sizeof meta);
-  CHECK(checkpoint_save("/tmp/hv-gpu-step.ckpt", gpu, &og, &meta, err, sizeof err) == -1 && strstr(err, "GPU"));
+  sgd_free(&oc), sgd_free(&og);
+  model_free(cpu), model_free(gpu);
+
+  /* Mixed precision: one step from fresh models, loss scaled by 1024. */
+  cpu = model_wrn_create(10, 1, 10, 0.0, 3, SIDE, SIDE, BATCH, 5, err, sizeof err);
+  gpu = model_wrn_create(10, 1, 10, 0.0, 3, SIDE, SIDE, BATCH, 5, err, sizeof err);
+  CHECK(cpu && gpu && model_to_gpu(gpu) == 0);
+  CHECK(model_gpu_enable_amp(gpu) == 0 && model_gpu_amp(gpu));
+  CHECK(sgd_init(&oc, cpu, 0.1, 0.9, 5e-4, 0, err, sizeof err) == 0);
+  CHECK(sgd_init(&og, gpu, 0.1, 0.9, 5e-4, 0, err, sizeof err) == 0);
+  model_zero_grad(cpu), model_zero_grad(gpu);
+  CHECK(model_forward(cpu, x, BATCH, 1) != NULL);
+  CHECK(model_forward(gpu, dx, BATCH, 1) != NULL);
+  const double lc = model_loss(cpu, y, (real_t)1.0 / BATCH, NULL);
+  const double lg = model_loss(gpu, y, (real_t)(1024.0 / BATCH), NULL);
+  CHECK_NEAR(lg, lc, 1e-2);
+  uint16_t half_logits[BATCH * 10];
+  real_t logits[BATCH * 10];
+  CHECK(cudaMemcpy(half_logits, model_output(gpu), sizeof half_logits, cudaMemcpyDeviceToHost) == cudaSuccess);
+  for (int i = 0; i < BATCH * 10; i++) logits[i] = half_to_float(half_logits[i]);
+  const double dl = maxrel(logits, model_output(cpu), (size_t)BATCH * 10);
+  model_backward(cpu, NULL, NULL);
+  model_backward(gpu, NULL, NULL);
+  int found_inf = -1;
+  CHECK(model_gpu_unscale(gpu, 1.0f / 1024, &found_inf) == 0 && found_inf == 0);
+  real_t *grads = host_copy(gpu->grads, gpu->n_params);
+  const double dg = maxrel(grads, cpu->grads, cpu->n_params), cg = cosine(grads, cpu->grads, cpu->n_params);
+  double worst = 1;
+  sgd_step(&oc, cpu);
+  sgd_step(&og, gpu);
+  real_t *params = host_copy(gpu->params, gpu->n_params);
+  const double dp = maxrel(params, cpu->params, cpu->n_params);
+  for (int i = 0; i < gpu->n_layers; i++) {
+    const layer_t *l = &gpu->layers[i];
+    if (!l->n_params) continue;
+    const double c = cosine(grads + l->param_off, cpu->grads + l->param_off, l->n_params);
+    if (c < 0.95)
+      printf("  layer %-20s %-12s gradient cosine %.4f, %.3g of its largest\n", l->name, layer_kind_name(l->kind), c,
+             maxrel(grads + l->param_off, cpu->grads + l->param_off, l->n_params));
+    worst = fmin(worst, c);
+  }
+  printf("gpu_train_step: mixed precision against float32: loss %.6g vs %.6g, logits %.3g, parameters %.3g of the "
+         "largest; gradients %.3g of the largest, cosine %.5f overall, %.5f for the worst layer\n",
+         lg, lc, dl, dp, dg, cg, worst);
+  CHECK(dl <= 3e-2);
+  CHECK(cg >= 0.99 && worst >= 0.95);
+  CHECK(dp <= 1e-2);
+  /* Evaluation mode runs too, and a loss scale of 2^32 overflows float16 gradients. */
+  CHECK(model_forward(gpu, dx, BATCH, 0) != NULL && isfinite(model_loss(gpu, y, 0, NULL)));
+  model_zero_grad(gpu);
+  CHECK(model_forward(gpu, dx, BATCH, 1) != NULL);
+  model_loss(gpu, y, (real_t)(4294967296.0 / BATCH), NULL);
+  model_backward(gpu, NULL, NULL);
+  CHECK(model_gpu_unscale(gpu, 1.0f / 4294967296.0f, &found_inf) == 0 && found_inf == 1);
+  CHECK(!gpu->failed);
+  if (gpu->failed) fprintf(stderr, "%s\n", gpu->err);
+  free(grads), free(params);
   sgd_free(&oc), sgd_free(&og);
   cudaFree(dx);
   model_free(cpu), model_free(gpu), free(x);

@@ -48,8 +48,11 @@ const char *cifar_args_usage(void) {
          "  --weight-decay W      L2 weight decay [5e-4]\n"
          "  --nesterov            Nesterov momentum\n"
          "  --seed S              initialisation, shuffling and augmentation seed [42]\n"
-         "  --amp                 FP16 mixed precision with dynamic loss scaling (GPU only;\n"
-         "                        without a GPU a warning, and training stays in FP32)\n"
+         "  --device D            cpu | cuda: train on the GPU of local rank mod the GPU\n"
+         "                        count (cuDNN, cuBLAS; NCCL gradient allreduce) [cpu]\n"
+         "  --amp                 FP16 mixed precision with dynamic loss scaling, as\n"
+         "                        autocast + GradScaler (GPU only: on the CPU a warning,\n"
+         "                        and training stays in FP32)\n"
          "  --compression C       gradient allreduce on the wire: none | fp16 [none]\n"
          "  --checkpoint-dir DIR  atomic checkpoint after every epoch (and at --max-steps)\n"
          "  --resume              continue from the newest checkpoint in --checkpoint-dir\n"
@@ -153,6 +156,7 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
   static const char *const scalings[] = {"linear", "none", NULL};
   static const char *const schedules[] = {"constant", "cosine", "step", NULL};
   static const char *const compressions[] = {"none", "fp16", NULL};
+  static const char *const devices[] = {"cpu", "cuda", NULL};
   memset(a, 0, sizeof *a);
   a->batch_size = 512;
   a->epochs = 5;
@@ -166,6 +170,7 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
   a->weight_decay = 5e-4;
   a->seed = 42;
   a->compression = "none";
+  a->device = "cpu";
   a->augment = 1;
   a->micro_batches = 1;
   a->prefetch = 1;
@@ -213,6 +218,8 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
     } else if (!strcmp(f, "--seed")) {
       rc = parse_int(f, v, 0, (long long)1 << 62, &n, err, errlen);
       a->seed = (uint64_t)n;
+    } else if (!strcmp(f, "--device")) {
+      rc = parse_choice(f, v, devices, &a->device, err, errlen);
     } else if (!strcmp(f, "--compression")) {
       rc = parse_choice(f, v, compressions, &a->compression, err, errlen);
     } else if (!strcmp(f, "--checkpoint-dir")) {

@@ -25,6 +25,7 @@ typedef struct cifar_args {
   double momentum, weight_decay;
   int nesterov;
   uint64_t seed;
+  const char *device;      /* cpu | cuda */
   int amp;
   const char *compression; /* none | fp16 */
   const char *checkpoint_dir; /* NULL: no checkpoints */

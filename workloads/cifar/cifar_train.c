@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model_gpu.h"
 #include "models.h"
 
 static double clock_s(clockid_t id) {
@@ -61,6 +62,23 @@ int cifar_train_init(cifar_train_t *t, const cifar_args_t *a, hv_comm_t *comm,
   t->model = model_wrn_create(a->depth, a->widen, train->num_classes, a->dropout, train->c,
                               train->h, train->w, t->micro_max, a->seed, err, errlen);
   if (!t->model) return -1;
+  const size_t img = (size_t)train->c * train->h * train->w;
+  if (!strcmp(a->device, "cuda")) {
+    if (model_to_gpu(t->model)) {
+      snprintf(err, errlen, "%s", t->model->err);
+      return -1;
+    }
+    t->amp = a->amp;
+    grad_scaler_init(&t->scaler);
+    if (t->amp && model_gpu_enable_amp(t->model)) {
+      snprintf(err, errlen, "%s", t->model->err);
+      return -1;
+    }
+    if (model_gpu_alloc((void **)&t->x_dev, (size_t)t->local_batch * img * sizeof(real_t))) {
+      snprintf(err, errlen, "out of device memory for a batch of %d images", t->local_batch);
+      return -1;
+    }
+  }
   if (sgd_init(&t->opt, t->model, a->base_lr, a->momentum, a->weight_decay, a->nesterov, err,
                errlen))
     return -1;
@@ -117,8 +135,10 @@ int cifar_train_start_ddp(cifar_train_t *t, char *err, size_t errlen) {
   int64_t st[2] = {t->opt.has_buf, t->step};
   hv_result_t r = hv_broadcast(t->comm, "cifar.resume.state", st, 2, HV_INT64, 0);
   if (r == HV_SUCCESS && st[0]) {
-    r = hv_broadcast(t->comm, "cifar.resume.momentum", t->opt.momentum_buf, t->opt.n,
-                     HV_REAL_F64 ? HV_FLOAT64 : HV_FLOAT32, 0);
+    if (ddp_broadcast_array(t->ddp, "cifar.resume.momentum", t->opt.momentum_buf, t->opt.n)) {
+      snprintf(err, errlen, "broadcast of the optimiser momentum failed: %s", ddp_error(t->ddp));
+      return -1;
+    }
   }
   if (r != HV_SUCCESS) {
     snprintf(err, errlen, "broadcast of the optimiser state failed: %s (%s)", hv_strerror(r),
@@ -138,6 +158,7 @@ void cifar_train_free(cifar_train_t *t) {
   sampler_free(&t->train_sampler);
   sampler_free(&t->test_sampler);
   if (t->model) sgd_free(&t->opt);
+  if (t->x_dev) model_gpu_release(t->x_dev);
   model_free(t->model);
   free(t->order);
   memset(t, 0, sizeof *t);
@@ -195,6 +216,11 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
                epoch + 1, n, L);
       return -1;
     }
+    if (t->x_dev && model_gpu_upload(t->x_dev, x, (size_t)L * img * sizeof(real_t))) {
+      snprintf(err, errlen, "copying batch %d of epoch %d to the GPU failed", s, epoch + 1);
+      return -1;
+    }
+    if (t->x_dev) x = t->x_dev;
     t->opt.lr = lr_at(&t->sched, epoch + (double)s / t->steps_per_epoch);
     model_zero_grad(t->model);
     for (int u = 0, off = 0; u < K; u++) {
@@ -204,7 +230,8 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
         return -1;
       }
       int correct = 0;
-      loss_sum += model_loss(t->model, y + off, (real_t)1.0 / L, &correct);
+      /* --amp: the loss scaled, as GradScaler.scale(loss).backward() */
+      loss_sum += model_loss(t->model, y + off, (real_t)((t->amp ? t->scaler.scale : 1.0f) / L), &correct);
       correct_sum += correct;
       if (ddp_backward(t->ddp, u == K - 1)) {
         snprintf(err, errlen, "%s", ddp_error(t->ddp));
@@ -216,7 +243,18 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
       snprintf(err, errlen, "%s", ddp_error(t->ddp));
       return -1;
     }
-    sgd_step(&t->opt, t->model);
+    /* GradScaler.step/update: the averaged gradients unscaled and checked (the same on
+     * every rank after the allreduce), the step skipped on inf/NaN. */
+    int found_inf = 0;
+    if (t->amp) {
+      if (model_gpu_unscale(t->model, (float)(1.0 / (double)t->scaler.scale), &found_inf)) {
+        snprintf(err, errlen, "%s", t->model->err);
+        return -1;
+      }
+      grad_scaler_update(&t->scaler, found_inf);
+      t->amp_skipped += found_inf;
+    }
+    if (!found_inf) sgd_step(&t->opt, t->model);
     t->step++;
     taken++;
     images += (long long)L * t->size;
@@ -263,8 +301,13 @@ int cifar_train_evaluate(cifar_train_t *t, cifar_epoch_t *e, char *err, size_t e
     const real_t *x;
     const uint8_t *y;
     int n;
+    const size_t img = (size_t)t->test_set->c * t->test_set->h * t->test_set->w;
     while ((n = dataloader_next(t->test_dl, &x, &y)) > 0) {
-      if (!model_forward(t->model, x, n, 0)) {
+      if (t->x_dev && model_gpu_upload(t->x_dev, x, (size_t)n * img * sizeof(real_t))) {
+        snprintf(err, errlen, "copying a validation batch to the GPU failed");
+        return -1;
+      }
+      if (!model_forward(t->model, t->x_dev ? t->x_dev : x, n, 0)) {
         snprintf(err, errlen, "forward: %s", t->model->err);
         return -1;
       }

@@ -12,6 +12,7 @@
 #include "dataloader.h"
 #include "dataset.h"
 #include "ddp.h"
+#include "grad_scaler.h"
 #include "model.h"
 #include "optim.h"
 #include "sampler.h"
@@ -33,10 +34,14 @@ typedef struct cifar_train {
   int steps_per_epoch;
   int *order;           /* (local_batch * steps_per_epoch) micro-batch-major indices */
   long long step;       /* optimiser steps taken, in all */
+  real_t *x_dev;        /* --device cuda: the batch on the GPU (local_batch images) */
+  int amp;              /* --amp on the GPU: float16 compute, dynamic loss scaling */
+  grad_scaler_t scaler;
+  long long amp_skipped; /* steps skipped for inf/NaN gradients, in all */
 } cifar_train_t;
 
-/* Builds the model (seeded identically on every rank), the optimiser and the data
- * pipeline; the model is not yet wrapped in DDP (cifar_train_start_ddp), so that rank
+/* Builds the model (seeded identically on every rank; moved to the current GPU with
+ * --device cuda), the optimiser and the data pipeline; the model is not yet wrapped in DDP (cifar_train_start_ddp), so that rank
  * 0 can load a checkpoint first. 0, or -1 with a message. */
 int cifar_train_init(cifar_train_t *t, const cifar_args_t *a, hv_comm_t *comm,
                      const dataset_t *train, const dataset_t *test, const float *mean,

@@ -21,6 +21,7 @@
 #include "cifar_report.h"
 #include "cifar_train.h"
 #include "hv.h"
+#include "model_gpu.h"
 
 enum { MAX_EPOCH_RECORDS = 10001 }; /* --epochs is at most 10000 */
 
@@ -126,10 +127,17 @@ int main(int argc, char **argv) {
     }
     return leave(comm, 2);
   }
-  if (rank0 && a.amp) {
-    fprintf(stderr,
-            "cifar_ddp: warning: --amp (FP16 mixed precision) runs on GPUs; this build "
-            "trains on the CPU in FP32\n");
+  if (rank0 && a.amp && strcmp(a.device, "cuda")) {
+    fprintf(stderr, "cifar_ddp: warning: --amp (FP16 mixed precision) runs on GPUs (--device cuda); "
+            "on the CPU training stays in FP32\n");
+  }
+  if (!strcmp(a.device, "cuda")) {
+    /* Before anything touches CUDA: each rank takes the GPU of its local rank. */
+    int local = 0;
+    hv_comm_local_rank(comm, &local);
+    int ok = model_gpu_select(local, err, sizeof err) >= 0;
+    if (!all_ok(comm, ok, err)) return leave(comm, 1);
+    info.device = "cuda";
   }
   if (rank0 && a.batch_size % info.world) {
     fprintf(stderr, "cifar_ddp: warning: --batch-size %d does not split evenly over %d ranks: "
@@ -236,6 +244,9 @@ int main(int argc, char **argv) {
              partial ? " (stopped at --max-steps)" : "");
       printf("Validation Loss: %.4f, Validation Accuracy: %.4f\n", e.val_loss, e.val_acc);
       printf("Epoch Throughput: %.2f images/second\n", e.images_per_s);
+      if (t.amp)
+        printf("Mixed precision: loss scale %g, %lld step%s skipped for inf/NaN gradients so far\n",
+               (double)t.scaler.scale, t.amp_skipped, t.amp_skipped == 1 ? "" : "s");
       fflush(stdout);
     }
     if (n_hist < MAX_EPOCH_RECORDS) hist[n_hist++] = e;
