@@ -196,10 +196,7 @@ typedef struct hv_state {
 } hv_state_t;
 
 static int hv_fail(hv_state_t *st, hv_result_t rc, const char *what, char *err, size_t err_len) {
-  const char *detail = hv_comm_last_error(st->comm);
-  snprintf(err, err_len, "%s: %s%s%s", what, hv_strerror(rc), detail && *detail ? ": " : "",
-           detail ? detail : "");
-  return -1;
+  return bench_hv_error(st->comm, rc, what, err, err_len);
 }
 
 /* One hv_allreduce_cuda_group of all K tensors: with --tensors K > 1 (the DDP bucket)
@@ -284,15 +281,8 @@ static void hv_destroy(bench_backend_t *self) {
 
 int cuda_hv_backend_create(bench_backend_t *be, MPI_Comm world, char *err, size_t err_len) {
   hv_state_t *st = calloc(1, sizeof(*st));
-  if (!st) {
-    snprintf(err, err_len, "out of memory");
-    return -1;
-  }
-  hv_result_t rc = hv_init_from_mpi(world, &st->comm);
-  if (rc != HV_SUCCESS) {
-    const char *detail = hv_comm_last_error(NULL);
-    snprintf(err, err_len, "hv_init_from_mpi: %s%s%s", hv_strerror(rc),
-             detail && *detail ? ": " : "", detail ? detail : "");
+  if (!st) return bench_out_of_memory(err, err_len);
+  if (bench_hv_open(world, &st->comm, err, err_len)) {
     free(st);
     return -1;
   }

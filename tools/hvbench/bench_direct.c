@@ -37,10 +37,9 @@ static int direct_run(bench_backend_t *self, const bench_case_t *c, bench_buffer
     hv_result_t rc = hv_bench_allreduce_algorithm(st->comm, algo_name(self->algo), b->recv[t],
                                                   c->param_count, c->dtype, c->op);
     if (rc != HV_SUCCESS) {
-      const char *detail = hv_comm_last_error(st->comm);
-      snprintf(err, err_len, "hv_bench_allreduce_algorithm(%s): %s%s%s", algo_name(self->algo),
-               hv_strerror(rc), detail && *detail ? ": " : "", detail ? detail : "");
-      return -1;
+      char what[64];
+      snprintf(what, sizeof(what), "hv_bench_allreduce_algorithm(%s)", algo_name(self->algo));
+      return bench_hv_error(st->comm, rc, what, err, err_len);
     }
     if (c->op == HV_AVERAGE) direct_average(c, b->recv[t], c->recv_elems);
   }
@@ -66,15 +65,8 @@ static void direct_destroy(bench_backend_t *self) {
 int direct_backend_create(bench_backend_t *be, bench_algo_t algo, MPI_Comm world, char *err,
                           size_t err_len) {
   direct_state_t *st = calloc(1, sizeof(*st));
-  if (!st) {
-    snprintf(err, err_len, "out of memory");
-    return -1;
-  }
-  hv_result_t rc = hv_init_from_mpi(world, &st->comm);
-  if (rc != HV_SUCCESS) {
-    const char *detail = hv_comm_last_error(NULL);
-    snprintf(err, err_len, "hv_init_from_mpi: %s%s%s", hv_strerror(rc),
-             detail && *detail ? ": " : "", detail ? detail : "");
+  if (!st) return bench_out_of_memory(err, err_len);
+  if (bench_hv_open(world, &st->comm, err, err_len)) {
     free(st);
     return -1;
   }

@@ -25,10 +25,7 @@ typedef struct engine_state {
 
 static int engine_fail(engine_state_t *st, hv_result_t rc, const char *what, char *err,
                        size_t err_len) {
-  const char *detail = hv_comm_last_error(st ? st->comm : NULL);
-  snprintf(err, err_len, "%s: %s%s%s", what, hv_strerror(rc), detail && *detail ? ": " : "",
-           detail ? detail : "");
-  return -1;
+  return bench_hv_error(st ? st->comm : NULL, rc, what, err, err_len);
 }
 
 /* Names are part of the contract (same name, same shape on every rank) and feed the

@@ -11,12 +11,14 @@
  * checked run never perturbs the timed ones.
  * --device cuda (be->sync set): inputs are written on the host and uploaded, results
  * downloaded before the same check; the timed loop is bench_cuda.c's (one wait after
- * all iterations, as nccl-tests times GPUs), the statistics are combined as here. */
+ * all iterations, as nccl-tests times GPUs), the statistics are combined as here.
+ * Also the backends' shared hv set-up and error text (bench_hv_open, bench_hv_error). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "hv_mpi.h"
 #include "hvbench.h"
 
 void bench_die(int rank, const char *fmt, ...) {
@@ -137,4 +139,21 @@ int run_measure(bench_backend_t *be, const bench_case_t *c, bench_buffers_t *b,
     stats->oob = global[1];
   }
   return 0;
+}
+
+int bench_hv_error(hv_comm_t *comm, hv_result_t rc, const char *what, char *err, size_t err_len) {
+  const char *detail = hv_comm_last_error(comm);
+  snprintf(err, err_len, "%s: %s%s%s", what, hv_strerror(rc), detail && *detail ? ": " : "",
+           detail ? detail : "");
+  return -1;
+}
+
+int bench_hv_open(MPI_Comm world, hv_comm_t **comm, char *err, size_t err_len) {
+  hv_result_t rc = hv_init_from_mpi(world, comm);
+  return rc == HV_SUCCESS ? 0 : bench_hv_error(NULL, rc, "hv_init_from_mpi", err, err_len);
+}
+
+int bench_out_of_memory(char *err, size_t err_len) {
+  snprintf(err, err_len, "out of memory");
+  return -1;
 }

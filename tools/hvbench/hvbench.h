@@ -185,6 +185,13 @@ int coll_is_reducing(bench_coll_t coll);
 int coll_layout(bench_case_t *c, size_t bytes, char *err, size_t err_len);
 void coll_bandwidth(const bench_case_t *c, double seconds, double *algbw, double *busbw);
 double coll_busbw_factor(bench_coll_t coll, int nranks);
+/* err = "what: hv's error string: the communicator's detail"; returns -1. comm may be
+ * NULL (before hv_init). */
+int bench_hv_error(hv_comm_t *comm, hv_result_t rc, const char *what, char *err, size_t err_len);
+/* hv over world for a backend: 0, or -1 with err set. */
+int bench_hv_open(MPI_Comm world, hv_comm_t **comm, char *err, size_t err_len);
+/* err = "out of memory"; returns -1. */
+int bench_out_of_memory(char *err, size_t err_len);
 
 /* ---- bench_data.c ---- */
 int buffers_alloc(bench_buffers_t *b, const bench_case_t *c, char *err, size_t err_len);
