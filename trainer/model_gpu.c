@@ -230,9 +230,10 @@ int model_gpu_enable_amp(model_t *m) {
     return -1;
   }
   if (g->amp) return 0;
-  const size_t in = (size_t)m->max_batch * m->in_c * m->in_h * m->in_w;
-  if (model_gpu_alloc(&g->params_half, (m->n_params + 1) * 2) || model_gpu_alloc(&g->grads_half, (m->n_params + 1) * 2) ||
-      model_gpu_alloc(&g->input_half, in * 2) || model_gpu_alloc((void **)&g->found, sizeof(int))) {
+  const size_t half = 2, in = (size_t)m->max_batch * m->in_c * m->in_h * m->in_w; /* bytes of a float16 */
+  if (model_gpu_alloc(&g->params_half, (m->n_params + 1) * half) ||
+      model_gpu_alloc(&g->grads_half, (m->n_params + 1) * half) || model_gpu_alloc(&g->input_half, in * half) ||
+      model_gpu_alloc((void **)&g->found, sizeof(int))) {
     model_gpu_release(g->params_half), model_gpu_release(g->grads_half), model_gpu_release(g->input_half);
     model_gpu_release(g->found);
     g->params_half = g->grads_half = g->input_half = NULL;

@@ -482,7 +482,8 @@ hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf
   const size_t es = hv_dtype_size(dtype), block = count * es, total = block * (size_t)comm->size;
   if (count == 0) return HV_SUCCESS;
   if (comm->size == 1) {
-    if (sendbuf != recvbuf) CUDA_CHECK(comm, cudaMemcpyAsync(recvbuf, sendbuf, block, cudaMemcpyDeviceToDevice, stream));
+    if (sendbuf != recvbuf)
+      CUDA_CHECK(comm, cudaMemcpyAsync(recvbuf, sendbuf, block, cudaMemcpyDeviceToDevice, stream));
     return HV_SUCCESS;
   }
   if (comm->cross_size == 1) {
@@ -490,8 +491,9 @@ hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf
      * order), so block j goes to NCCL rank j; the pairs run as one group. */
     NCCL_CHECK(comm, ncclGroupStart());
     for (int j = 0; j < comm->size; j++) {
-      NCCL_CHECK(comm, ncclSend((const char *)sendbuf + (size_t)j * block, count, nccl_type(dtype), j, c->nccl, stream));
-      NCCL_CHECK(comm, ncclRecv((char *)recvbuf + (size_t)j * block, count, nccl_type(dtype), j, c->nccl, stream));
+      const ncclDataType_t t = nccl_type(dtype);
+      NCCL_CHECK(comm, ncclSend((const char *)sendbuf + (size_t)j * block, count, t, j, c->nccl, stream));
+      NCCL_CHECK(comm, ncclRecv((char *)recvbuf + (size_t)j * block, count, t, j, c->nccl, stream));
     }
     NCCL_CHECK(comm, ncclGroupEnd());
     return HV_SUCCESS;

@@ -2,8 +2,9 @@
  * the SGD update, softmax cross-entropy, and turning a batch of uint8 images into
  * normalised, augmented floats. Each has its CPU reference, the CPU path's own code
  * (kernels/sgd.c, kernels/softmax_xent.c, trainer/batch.c), and tests/kernels/
- * gpu_kernels.c compares them on random data. float32, and float16 logits for the loss. Every call enqueues on
- * stream (a cudaStream_t) and returns 0 or the CUDA error code of the launch. */
+ * gpu_kernels.c compares them on random data. float32, and float16 logits for the
+ * loss. Every call enqueues on stream (a cudaStream_t) and returns 0 or the CUDA
+ * error code of the launch. */
 #ifndef HV_KERNELS_GPU_KERNELS_H
 #define HV_KERNELS_GPU_KERNELS_H
 

@@ -253,7 +253,8 @@ bad_flags)
     "--epochs|--epochs: '\\(missing value\\)'" \
     "--epochs 0|--epochs: '0' is not an integer in \\[1," \
     "--target-accuracy 1.5|--target-accuracy: '1.5' is not a number in \\[0, 1\\]" \
-    "--compression lz4|--compression: 'lz4' is not one of none, fp16"; do
+    "--compression lz4|--compression: 'lz4' is not one of none, fp16" \
+    "--device gpu|--device: 'gpu' is not one of cpu, cuda"; do
     args=${c%%|*}
     msg=${c#*|}
     # shellcheck disable=SC2086
@@ -265,6 +266,12 @@ bad_flags)
   # Under mpirun: printed once, not once per rank.
   run 2 --batch-size -5
   expect_error "--batch-size: '-5' is not an integer"
+  # --device cuda where no GPU is visible (forced, so this holds on a GPU machine too):
+  # one line naming the cause, every rank out, before any data is read.
+  export CUDA_VISIBLE_DEVICES=-1
+  run 2 --device cuda --data-dir nowhere
+  unset CUDA_VISIBLE_DEVICES
+  expect_error 'no CUDA device is visible|this build has no GPU trainer'
   "$CIFAR_DDP" --help >out.txt 2>err.txt || fail "--help exit code $?"
   expect out.txt '^  --batch-size B +global batch over all ranks, split evenly \[512\]$' 1
   expect out.txt '^  --target-accuracy A ' 1

@@ -139,9 +139,9 @@ int main(int argc, char **argv) {
     free(tb);
   }
   const char *threads = getenv("OPENBLAS_NUM_THREADS");
-  printf("model=%s device=%s%s batch=%d threads=%s images_per_s=%.1f ms_per_step=%.2f loss=%.4f skipped=%d\n", name,
-         on_gpu ? "cuda" : "cpu", amp ? " amp=1" : "", batch, threads ? threads : "default", steps * batch / dt, 1e3 * dt / steps, loss,
-         skipped);
+  printf("model=%s device=%s%s batch=%d threads=%s images_per_s=%.1f ms_per_step=%.2f loss=%.4f skipped=%d\n",
+         name, on_gpu ? "cuda" : "cpu", amp ? " amp=1" : "", batch, threads ? threads : "default", steps * batch / dt,
+         1e3 * dt / steps, loss, skipped);
   sgd_free(&opt);
   if (on_gpu) model_gpu_release(x_in);
   model_free(m);

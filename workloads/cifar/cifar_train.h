@@ -41,8 +41,9 @@ typedef struct cifar_train {
 } cifar_train_t;
 
 /* Builds the model (seeded identically on every rank; moved to the current GPU with
- * --device cuda), the optimiser and the data pipeline; the model is not yet wrapped in DDP (cifar_train_start_ddp), so that rank
- * 0 can load a checkpoint first. 0, or -1 with a message. */
+ * --device cuda), the optimiser and the data pipeline; the model is not yet wrapped in
+ * DDP (cifar_train_start_ddp), so that rank 0 can load a checkpoint first. 0, or -1
+ * with a message. */
 int cifar_train_init(cifar_train_t *t, const cifar_args_t *a, hv_comm_t *comm,
                      const dataset_t *train, const dataset_t *test, const float *mean,
                      const float *std, char *err, size_t errlen);
