@@ -439,3 +439,9 @@ int options_parse(int argc, char **argv, int rank, int nranks, bench_options_t *
   if (!step_bytes_given) o->step_bytes = 0;
   return validate(o, rank, nranks, root_given);
 }
+
+const char *compression_name(hv_compression_t c) {
+  return c == HV_COMPRESSION_FP16 ? "fp16" : c == HV_COMPRESSION_BF16 ? "bf16" : "none";
+}
+
+const char *device_name(bench_device_t d) { return d == BENCH_DEVICE_CUDA ? "cuda" : "cpu"; }

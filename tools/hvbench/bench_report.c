@@ -49,10 +49,8 @@ void report_header(const bench_options_t *o, int argc, char **argv, MPI_Comm wor
   printf("# algo: %s  engine: %s  tensors: %d  compression: %s  device: %s  peer: %s  "
          "ranks: %d\n",
          o->algo_all ? "all" : algo_name(o->algo), o->engine ? "on" : "off", o->tensors,
-         o->compression == HV_COMPRESSION_FP16   ? "fp16"
-         : o->compression == HV_COMPRESSION_BF16 ? "bf16"
-                                                 : "none",
-         cuda ? "cuda" : "cpu", !o->peer ? "off" : cuda ? "nccl" : "mpi", nranks);
+         compression_name(o->compression), device_name(o->device), !o->peer ? "off" : cuda ? "nccl" : "mpi",
+         nranks);
   const char *cycle = getenv("HV_CYCLE_TIME"), *fusion = getenv("HV_FUSION_THRESHOLD");
   printf("# HV_CYCLE_TIME=%s HV_FUSION_THRESHOLD=%s (unset: the engine's defaults)\n",
          cycle ? cycle : "unset", fusion ? fusion : "unset");

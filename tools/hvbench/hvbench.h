@@ -185,6 +185,9 @@ int coll_is_reducing(bench_coll_t coll);
 int coll_layout(bench_case_t *c, size_t bytes, char *err, size_t err_len);
 void coll_bandwidth(const bench_case_t *c, double seconds, double *algbw, double *busbw);
 double coll_busbw_factor(bench_coll_t coll, int nranks);
+/* "none", "fp16", "bf16"; "cpu", "cuda" (the header, --json and --csv). */
+const char *compression_name(hv_compression_t c);
+const char *device_name(bench_device_t d);
 /* err = "what: hv's error string: the communicator's detail"; returns -1. comm may be
  * NULL (before hv_init). */
 int bench_hv_error(hv_comm_t *comm, hv_result_t rc, const char *what, char *err, size_t err_len);
