@@ -92,7 +92,7 @@ static void conv_bwd(layer_t *l, model_t *m) {
   /* cuDNN writes float16 weight gradients (KRSC): into zeroed scratch, then summed
    * into the float32 master gradients (KCRS), as the layers accumulate. */
   real_t *dw = model_gpu_half_of(m, layer_dw(m, l)), *db = model_gpu_half_of(m, layer_db(m, l));
-  model_gpu_zero(dw, l->n_params * 2);
+  model_gpu_zero(dw, l->n_params * sizeof(uint16_t)); /* float16 */
   CHECK_CALL(cudnn_conv2d_backward(c, &s, model_src(m, l->in[0]), param(m, layer_w(m, l)), l->dout,
                                    dsrc_or_null(l, m, 0), dw, db, NULL));
   if (!m->failed && (gpu_float_nchw_add_half_nhwc(s.k, s.c, s.kh, s.kw, dw, layer_dw(m, l), NULL) ||

@@ -268,14 +268,22 @@ real_t *model_gpu_half_of(const model_t *m, const real_t *p) {
 const real_t *model_gpu_amp_input(model_t *m, const real_t *x, int n) {
   gpu_state_t *g = m->gpu;
   /* The master parameters changed since the last forward (SGD, a checkpoint, DDP's
-   * broadcast): their float16 copy is made again, a few microseconds for millions. */
-  int rc = gpu_half_nhwc_from_float_nchw(1, (int)m->n_params, 1, 1, m->params, g->params_half, NULL);
+   * broadcast): the float16 copy of those the kernels read in float16 (convolutions,
+   * KRSC, and linear layers; batch norm reads float32) is made again, a few
+   * microseconds for millions. A bias, and a linear layer, is the h = w = 1 case. */
+  int rc = 0;
   for (int i = 0; i < m->n_layers && rc == 0; i++) {
     const layer_t *l = &m->layers[i];
-    if (l->kind != LAYER_CONV2D) continue;
-    const conv2d_shape_t s = layer_conv2d_shape(l, n);
-    rc = gpu_half_nhwc_from_float_nchw(s.k, s.c, s.kh, s.kw, layer_w(m, l), model_gpu_half_of(m, layer_w(m, l)),
-                                       NULL);
+    real_t *w = layer_w(m, l);
+    if (l->kind == LAYER_CONV2D) {
+      const conv2d_shape_t s = layer_conv2d_shape(l, n);
+      const int bias = (int)(l->n_params - l->weight_count);
+      rc = gpu_half_nhwc_from_float_nchw(s.k, s.c, s.kh, s.kw, w, model_gpu_half_of(m, w), NULL);
+      if (rc == 0 && bias)
+        rc = gpu_half_nhwc_from_float_nchw(1, bias, 1, 1, layer_b(m, l), model_gpu_half_of(m, layer_b(m, l)), NULL);
+    } else if (l->kind == LAYER_LINEAR) {
+      rc = gpu_half_nhwc_from_float_nchw(1, (int)l->n_params, 1, 1, w, model_gpu_half_of(m, w), NULL);
+    }
   }
   if (rc == 0) rc = gpu_half_nhwc_from_float_nchw(n, m->in_c, m->in_h, m->in_w, x, g->input_half, NULL);
   if (rc != 0) {

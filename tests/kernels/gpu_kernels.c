@@ -20,6 +20,7 @@
 #include "gpu_kernels.h"
 #include "grad_scaler.h"
 #include "half_layout.h"
+#include "hv.h"
 #include "rng.h"
 #include "sgd.h"
 #include "softmax_xent.h"
@@ -142,13 +143,6 @@ static void test_unscale(int poison) {
   free(g), free(gg);
 }
 
-/* IEEE binary16 bits to float. */
-static float half_to_float(uint16_t h) {
-  const int e = (h >> 10) & 31, m = h & 1023, sign = h >> 15 ? -1 : 1;
-  if (e == 31) return m ? NAN : sign * INFINITY;
-  return sign * (e ? ldexpf(1024 + m, e - 25) : ldexpf(m, -24));
-}
-
 /* A value float16 holds exactly: a multiple of 1/8 below 256 in magnitude. */
 static float half_exact(void) { return (float)((int)rng_below(&rng, 4096) - 2048) / 8; }
 
@@ -169,7 +163,7 @@ static void test_half_layout(int n, int c, int h, int w) {
       for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
           const size_t nchw = (((size_t)i * c + ch) * h + y) * w + x, nhwc = (((size_t)i * h + y) * w + x) * c + ch;
-          wrong += half_to_float(half[nhwc]) != src[nchw] || got[nchw] != dst[nchw] + src[nchw];
+          wrong += hv_half_to_float(half[nhwc]) != src[nchw] || got[nchw] != dst[nchw] + src[nchw];
         }
   CHECK(wrong == 0);
   cudaFree(dsrc), cudaFree(ddst), cudaFree(dhalf);
@@ -199,7 +193,7 @@ static void test_softmax_xent_half(int n, int k) {
   int gsum = 0;
   for (int i = 0; i < n; i++) sum += gloss[i], gsum += gright[i];
   for (size_t i = 0; i < len; i++)
-    worst = fmax(worst, fabs((double)half_to_float(gdz[i]) - dz[i])), top = fmax(top, fabs(dz[i]));
+    worst = fmax(worst, fabs((double)hv_half_to_float(gdz[i]) - dz[i])), top = fmax(top, fabs(dz[i]));
   CHECK_NEAR(sum, loss, 1e-12);
   CHECK(worst <= 1e-3 * top); /* float16 keeps 11 significant bits: 4.9e-4 relative */
   CHECK_EQ_INT(gsum, right);

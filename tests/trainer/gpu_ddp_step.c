@@ -22,23 +22,12 @@
 #include "checkpoint.h"
 #include "ddp.h"
 #include "evaluate.h"
+#include "gpu_test_util.h"
 #include "model_gpu.h"
 #include "models.h"
 #include "optim.h"
 
 enum { B = 4, SIDE = 16, STEPS = 3 };
-
-static double maxrel(const real_t *a, const real_t *b, size_t n) {
-  double d = 0, top = 1e-30;
-  for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i])), top = fmax(top, fabs(b[i]));
-  return d / top;
-}
-
-static real_t *host_copy(const real_t *dev, size_t n) {
-  real_t *h = malloc(n * sizeof *h + sizeof *h);
-  CHECK(model_gpu_download(h, dev, n * sizeof *h) == 0);
-  return h;
-}
 
 int main(int argc, char **argv) {
   setenv("HV_CUDNN_TF32", "0", 1);

@@ -19,35 +19,18 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpu_test_util.h"
+#include "hv.h"
 #include "model_gpu.h"
 #include "models.h"
 #include "optim.h"
 
 enum { BATCH = 8, SIDE = 16 };
 
-static double maxrel(const real_t *a, const real_t *b, size_t n) {
-  double d = 0, top = 1e-30;
-  for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i])), top = fmax(top, fabs(b[i]));
-  return d / top;
-}
-
-/* IEEE binary16 bits to float (normal, subnormal, inf, NaN). */
-static float half_to_float(uint16_t h) {
-  const int e = (h >> 10) & 31, m = h & 1023, sign = h >> 15 ? -1 : 1;
-  if (e == 31) return m ? NAN : sign * INFINITY;
-  return sign * (e ? ldexpf(1024 + m, e - 25) : ldexpf(m, -24));
-}
-
 static double cosine(const real_t *a, const real_t *b, size_t n) {
   double ab = 0, aa = 0, bb = 0;
   for (size_t i = 0; i < n; i++) ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
   return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : (aa == bb ? 1 : 0);
-}
-
-static real_t *host_copy(const real_t *dev, size_t n) {
-  real_t *h = malloc(n * sizeof *h + 4);
-  cudaMemcpy(h, dev, n * sizeof *h, cudaMemcpyDeviceToHost);
-  return h;
 }
 
 int main(void) {
@@ -117,7 +100,7 @@ int main(void) {
   uint16_t half_logits[BATCH * 10];
   real_t logits[BATCH * 10];
   CHECK(cudaMemcpy(half_logits, model_output(gpu), sizeof half_logits, cudaMemcpyDeviceToHost) == cudaSuccess);
-  for (int i = 0; i < BATCH * 10; i++) logits[i] = half_to_float(half_logits[i]);
+  for (int i = 0; i < BATCH * 10; i++) logits[i] = hv_half_to_float(half_logits[i]);
   const double dl = maxrel(logits, model_output(cpu), (size_t)BATCH * 10);
   model_backward(cpu, NULL, NULL);
   model_backward(gpu, NULL, NULL);

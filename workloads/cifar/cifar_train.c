@@ -164,6 +164,14 @@ void cifar_train_free(cifar_train_t *t) {
   memset(t, 0, sizeof *t);
 }
 
+/* The batch where the model reads it: n images of x, copied to the GPU with --device
+ * cuda; NULL when that copy fails. */
+static const real_t *batch_for_model(cifar_train_t *t, const real_t *x, int n) {
+  if (!t->x_dev) return x;
+  const size_t img = (size_t)t->train_set->c * t->train_set->h * t->train_set->w;
+  return model_gpu_upload(t->x_dev, x, (size_t)n * img * sizeof(real_t)) ? NULL : t->x_dev;
+}
+
 /* Micro-batch-major order within each local batch (see the file comment). */
 static void order_epoch(cifar_train_t *t) {
   const int L = t->local_batch, K = t->args->micro_batches;
@@ -216,11 +224,10 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
                epoch + 1, n, L);
       return -1;
     }
-    if (t->x_dev && model_gpu_upload(t->x_dev, x, (size_t)L * img * sizeof(real_t))) {
+    if (!(x = batch_for_model(t, x, L))) {
       snprintf(err, errlen, "copying batch %d of epoch %d to the GPU failed", s, epoch + 1);
       return -1;
     }
-    if (t->x_dev) x = t->x_dev;
     t->opt.lr = lr_at(&t->sched, epoch + (double)s / t->steps_per_epoch);
     model_zero_grad(t->model);
     for (int u = 0, off = 0; u < K; u++) {
@@ -301,13 +308,12 @@ int cifar_train_evaluate(cifar_train_t *t, cifar_epoch_t *e, char *err, size_t e
     const real_t *x;
     const uint8_t *y;
     int n;
-    const size_t img = (size_t)t->test_set->c * t->test_set->h * t->test_set->w;
     while ((n = dataloader_next(t->test_dl, &x, &y)) > 0) {
-      if (t->x_dev && model_gpu_upload(t->x_dev, x, (size_t)n * img * sizeof(real_t))) {
+      if (!(x = batch_for_model(t, x, n))) {
         snprintf(err, errlen, "copying a validation batch to the GPU failed");
         return -1;
       }
-      if (!model_forward(t->model, t->x_dev ? t->x_dev : x, n, 0)) {
+      if (!model_forward(t->model, x, n, 0)) {
         snprintf(err, errlen, "forward: %s", t->model->err);
         return -1;
       }
