@@ -269,8 +269,8 @@ const real_t *model_gpu_amp_input(model_t *m, const real_t *x, int n) {
   gpu_state_t *g = m->gpu;
   /* The master parameters changed since the last forward (SGD, a checkpoint, DDP's
    * broadcast): the float16 copy of those the kernels read in float16 (convolutions,
-   * KRSC, and linear layers; batch norm reads float32) is made again, a few
-   * microseconds for millions. A bias, and a linear layer, is the h = w = 1 case. */
+   * KRSC, and linear layers; batch norm reads float32) is made again: one pass over
+   * those parameters. A bias, and a linear layer, is the h = w = 1 case. */
   int rc = 0;
   for (int i = 0; i < m->n_layers && rc == 0; i++) {
     const layer_t *l = &m->layers[i];
