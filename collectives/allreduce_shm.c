@@ -72,10 +72,13 @@ static hv_result_t shm_small(hv__algo_ctx_t *ctx, const hv__piece_t *p, size_t n
   const size_t half = (shm->small_calls++ & 1u) * hv__shm_half_bytes(shm);
   copy_pieces(hv__shm_slot(shm, shm->local_rank) + half, 0, p, n, 0, count, es, 1);
   HV_CHECK(hv__shm_barrier(shm, ctx->comm));
-  copy_pieces(hv__shm_slot(shm, 0) + half, 0, p, n, 0, count, es, 0);
+  /* recv = slot 0 op slot 1 op ...: the first two in one pass, no copy of slot 0 first. */
+  if (shm->local_size == 1) copy_pieces(hv__shm_slot(shm, 0) + half, 0, p, n, 0, count, es, 0);
   for (size_t i = 0; i < n; i++)
     for (int q = 1; q < shm->local_size; q++)
-      if (p[i].count) hv__reduce(p[i].recv, hv__shm_slot(shm, q) + half + p[i].start * es, p[i].count, dtype, op);
+      if (p[i].count)
+        hv__reduce_to(p[i].recv, q == 1 ? hv__shm_slot(shm, 0) + half + p[i].start * es : p[i].recv,
+                      hv__shm_slot(shm, q) + half + p[i].start * es, p[i].count, dtype, op);
   shm->small_pending = 1;
   return HV_SUCCESS;
 }

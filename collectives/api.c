@@ -40,14 +40,17 @@ static int overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
   return abytes && bbytes && x < y + bbytes && y < x + abytes;
 }
 
-static struct hv_handle *new_handle(hv_comm_t *comm, const char *name, hv__coll_t coll,
-                                    hv_dtype_t dtype, size_t count) {
-  /* The name is stored after the handle, in the same block: one allocation and one
-   * free per request, which a fused step makes hundreds of. */
+/* A request with room for ntensors tensors (a grouped allreduce's list) after it. */
+static struct hv_handle *new_handle_with(hv_comm_t *comm, const char *name, hv__coll_t coll,
+                                         hv_dtype_t dtype, size_t count, size_t ntensors) {
+  /* The tensor list and the name are stored after the handle, in the same block: one
+   * allocation and one free per request, which a fused step makes hundreds of. */
   const size_t name_size = strlen(name) + 1;
-  struct hv_handle *h = calloc(1, sizeof *h + name_size);
+  if (ntensors > (SIZE_MAX - sizeof(struct hv_handle) - name_size) / sizeof(hv_tensor_t)) return NULL;
+  struct hv_handle *h = calloc(1, sizeof *h + ntensors * sizeof(hv_tensor_t) + name_size);
   if (!h) return NULL;
-  h->name = memcpy((char *)(h + 1), name, name_size);
+  h->tensors = (hv_tensor_t *)(h + 1);
+  h->name = memcpy((char *)(h + 1) + ntensors * sizeof(hv_tensor_t), name, name_size);
   h->comm = comm;
   h->name_hash = hv__hash_string(h->name);
   memset(&h->meta, 0, sizeof h->meta);
@@ -60,6 +63,11 @@ static struct hv_handle *new_handle(hv_comm_t *comm, const char *name, hv__coll_
   /* Stall ages need seconds; the timeline's QUEUE span needs microseconds. */
   h->t_submit = comm->timeline ? hv__now_us() : hv__coarse_now_us();
   return h;
+}
+
+static struct hv_handle *new_handle(hv_comm_t *comm, const char *name, hv__coll_t coll,
+                                    hv_dtype_t dtype, size_t count) {
+  return new_handle_with(comm, name, coll, dtype, count, 0);
 }
 
 static hv_result_t submit(hv_comm_t *comm, struct hv_handle *h, hv_handle_t *out) {
@@ -102,30 +110,100 @@ static hv_result_t submit(hv_comm_t *comm, struct hv_handle *h, hv_handle_t *out
   return HV_SUCCESS;
 }
 
-hv_result_t hv_allreduce_async(hv_comm_t *comm, const char *name, const void *sendbuf,
-                               void *recvbuf, size_t count, hv_dtype_t dtype, hv_op_t op,
-                               const hv_allreduce_opts_t *opts, hv_handle_t *handle) {
-  HV_CHECK(check_common(comm, name, dtype, handle));
+/* One tensor of an allreduce, the index-th of a group (or SIZE_MAX: a plain one): its
+ * buffers are usable (sendbuf NULL means in place). */
+static hv_result_t check_tensor(hv_comm_t *comm, const char *name, const hv_tensor_t *t, size_t es,
+                                size_t index) {
+  const char *why = NULL;
+  if (t->count && !t->recvbuf) why = "recvbuf is NULL";
+  else if (t->count > SIZE_MAX / es) why = "count is too large for the dtype";
+  else if (t->sendbuf && t->sendbuf != t->recvbuf && overlap(t->sendbuf, t->count * es, t->recvbuf, t->count * es))
+    why = "sendbuf and recvbuf overlap without being equal";
+  if (!why) return HV_SUCCESS;
+  char which[48] = "";
+  if (index != SIZE_MAX) snprintf(which, sizeof which, " (tensor %zu of the group)", index);
+  return bad(comm, name, why, which);
+}
+
+/* The checks and options shared by the plain and the grouped allreduce; the handle
+ * is filled in by the caller. */
+static hv_result_t allreduce_options(hv_comm_t *comm, const char *name, hv_dtype_t dtype, hv_op_t op,
+                                     const hv_allreduce_opts_t *opts, hv_allreduce_opts_t *out) {
   HV_CHECK(check_op(comm, name, dtype, op));
-  if (count && !recvbuf) return bad(comm, name, "recvbuf is NULL", NULL);
-  if (!sendbuf) sendbuf = recvbuf;
-  size_t bytes = count * hv_dtype_size(dtype);
-  if (sendbuf != recvbuf && overlap(sendbuf, bytes, recvbuf, bytes))
-    return bad(comm, name, "sendbuf and recvbuf overlap without being equal", NULL);
   hv_allreduce_opts_t o = HV_ALLREDUCE_OPTS_INIT;
   if (opts) o = *opts;
   if ((o.prescale != 1.0 || o.postscale != 1.0) && !hv__dtype_is_float(dtype))
     return bad(comm, name, "prescale/postscale need a float dtype, not ", hv_dtype_name(dtype));
   if ((unsigned)o.compression > HV_COMPRESSION_BF16) return bad(comm, name, "unknown compression", NULL);
+  if (o.compression == HV_COMPRESSION_DEFAULT) o.compression = comm->config.compression;
+  if (dtype != HV_FLOAT32) o.compression = HV_COMPRESSION_NONE;
+  *out = o;
+  return HV_SUCCESS;
+}
+
+static void allreduce_fill(struct hv_handle *h, hv_op_t op, const hv_allreduce_opts_t *o) {
+  h->meta.op = (uint8_t)op;
+  h->meta.compression = (uint8_t)o->compression;
+  h->prescale = o->prescale;
+  h->postscale = o->postscale;
+}
+
+hv_result_t hv_allreduce_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                               void *recvbuf, size_t count, hv_dtype_t dtype, hv_op_t op,
+                               const hv_allreduce_opts_t *opts, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  hv_allreduce_opts_t o = HV_ALLREDUCE_OPTS_INIT;
+  HV_CHECK(allreduce_options(comm, name, dtype, op, opts, &o));
+  const hv_tensor_t t = {sendbuf ? sendbuf : recvbuf, recvbuf, count};
+  HV_CHECK(check_tensor(comm, name, &t, hv_dtype_size(dtype), SIZE_MAX));
   struct hv_handle *h = new_handle(comm, name, HV__COLL_ALLREDUCE, dtype, count);
   if (h) {
-    h->meta.op = (uint8_t)op;
-    hv_compression_t c = o.compression == HV_COMPRESSION_DEFAULT ? comm->config.compression : o.compression;
-    h->meta.compression = (uint8_t)(dtype == HV_FLOAT32 ? c : HV_COMPRESSION_NONE);
-    h->sendbuf = sendbuf;
+    allreduce_fill(h, op, &o);
+    h->single = t;
+    h->tensors = &h->single;
+    h->ntensors = 1;
+    h->sendbuf = t.sendbuf;
     h->recvbuf = recvbuf;
-    h->prescale = o.prescale;
-    h->postscale = o.postscale;
+  }
+  return submit(comm, h, handle);
+}
+
+/* FNV-1a over the counts: ranks that split the same total into other tensors must not
+ * agree (a reduction of misaligned elements would be silent garbage). */
+static uint64_t layout_hash(const hv_tensor_t *tensors, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t c = tensors[i].count;
+    for (int b = 0; b < 8; b++) h = (h ^ ((c >> (8 * b)) & 0xffu)) * 1099511628211ull;
+  }
+  return h ? h : 1; /* 0 marks a plain allreduce */
+}
+
+hv_result_t hv_grouped_allreduce_async(hv_comm_t *comm, const char *name, const hv_tensor_t *tensors,
+                                       size_t n, hv_dtype_t dtype, hv_op_t op,
+                                       const hv_allreduce_opts_t *opts, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  hv_allreduce_opts_t o = HV_ALLREDUCE_OPTS_INIT;
+  HV_CHECK(allreduce_options(comm, name, dtype, op, opts, &o));
+  if (n && !tensors) return bad(comm, name, "the tensor list is NULL", NULL);
+  size_t total = 0, es = hv_dtype_size(dtype);
+  for (size_t i = 0; i < n; i++) {
+    HV_CHECK(check_tensor(comm, name, &tensors[i], es, i));
+    if (tensors[i].count > SIZE_MAX / es - total)
+      return bad(comm, name, "the group's total count is too large for the dtype", NULL);
+    total += tensors[i].count;
+  }
+  struct hv_handle *h = new_handle_with(comm, name, HV__COLL_ALLREDUCE, dtype, total, n);
+  if (h) {
+    allreduce_fill(h, op, &o);
+    hv_tensor_t *list = (hv_tensor_t *)h->tensors;
+    for (size_t i = 0; i < n; i++) {
+      list[i] = tensors[i];
+      if (!list[i].sendbuf) list[i].sendbuf = list[i].recvbuf;
+    }
+    h->ntensors = n;
+    h->meta.ntensors = n;
+    h->meta.layout = layout_hash(tensors, n);
   }
   return submit(comm, h, handle);
 }
@@ -261,6 +339,10 @@ static hv_result_t blocking_in_group(hv_comm_t *comm) {
 hv_result_t hv_allreduce(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf,
                          size_t count, hv_dtype_t dtype, hv_op_t op, const hv_allreduce_opts_t *opts) {
   SUBMIT_AND_WAIT(hv_allreduce_async(comm, name, sendbuf, recvbuf, count, dtype, op, opts, &h_));
+}
+hv_result_t hv_grouped_allreduce(hv_comm_t *comm, const char *name, const hv_tensor_t *tensors, size_t n,
+                                 hv_dtype_t dtype, hv_op_t op, const hv_allreduce_opts_t *opts) {
+  SUBMIT_AND_WAIT(hv_grouped_allreduce_async(comm, name, tensors, n, dtype, op, opts, &h_));
 }
 hv_result_t hv_allgather(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf,
                          size_t count, hv_dtype_t dtype) {

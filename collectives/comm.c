@@ -37,6 +37,7 @@ static void comm_destroy(hv_comm_t *comm) {
   free(comm->response.data);
   free(comm->fusion_buf);
   free(comm->pieces);
+  free(comm->piece_owner);
   hv__fault_free(comm);
   free(comm->hosts);
   /* After a fatal error (a peer stopped answering) MPI still holds unfinished

@@ -2,13 +2,14 @@
  * every rank.
  *
  * Allreduce: consecutive entries with the same wire dtype and reduction are fused
- * greedily up to HV_FUSION_THRESHOLD into the persistent fusion buffer: packing
- * applies the prescale factor and 16-bit compression, one algorithm call reduces the
- * whole buffer, unpacking decompresses and applies postscale (and 1/size for
- * AVERAGE). A lone tensor without compression or prescaling skips the copies and is
- * reduced in its receive buffer. When shared memory carries the batch (one node) and
- * nothing needs converting while packing, there is no fusion buffer at all: the
- * algorithm reads every tensor's send buffer and writes its receive buffer directly
+ * greedily, whole tensors at a time (a grouped request brings a list of them), up to
+ * HV_FUSION_THRESHOLD into the persistent fusion buffer: packing applies the
+ * prescale factor and 16-bit compression, one algorithm call reduces the whole
+ * buffer, unpacking decompresses and applies postscale (and 1/size for AVERAGE). A
+ * lone tensor without compression or prescaling skips the copies and is reduced in
+ * its receive buffer. When shared memory carries the batch (one node) and nothing
+ * needs converting while packing, there is no fusion buffer at all: the algorithm
+ * reads every tensor's send buffer and writes its receive buffer directly
  * (hv__allreduce_shm_pieces), which saves two copies of the whole batch. Other
  * collectives run one by one. */
 #include <stdlib.h>
@@ -47,30 +48,43 @@ static hv_result_t fusion_reserve(hv_comm_t *comm, size_t bytes) {
 
 static hv_result_t pieces_reserve(hv_comm_t *comm, size_t n) {
   if (n <= comm->pieces_cap) return HV_SUCCESS;
-  hv__piece_t *p = realloc(comm->pieces, n * sizeof *p);
-  if (!p) return hv__set_error(comm, HV_ERR_NO_MEMORY, "cannot allocate the list of %zu fused tensors", n);
-  comm->pieces = p;
-  comm->pieces_cap = n;
+  size_t cap = comm->pieces_cap ? comm->pieces_cap : 64;
+  while (cap < n) cap *= 2;
+  hv__piece_t *p = realloc(comm->pieces, cap * sizeof *p);
+  if (p) comm->pieces = p;
+  struct hv_handle **o = p ? realloc(comm->piece_owner, cap * sizeof *o) : NULL;
+  if (o) comm->piece_owner = o;
+  if (!p || !o) return hv__set_error(comm, HV_ERR_NO_MEMORY, "cannot allocate the list of %zu fused tensors", n);
+  comm->pieces_cap = cap;
   return HV_SUCCESS;
 }
 
-/* Whether exec[from, to) can be reduced where its tensors lie: shared memory is the
+/* Whether the batch's pieces can be reduced where they lie: shared memory is the
  * algorithm for it, and packing would have nothing to convert or prescale. */
-static int reduce_where_tensors_lie(hv_comm_t *comm, size_t from, size_t to, size_t bytes) {
+static int reduce_where_tensors_lie(hv_comm_t *comm, size_t np, size_t bytes) {
   if (comm->algo.transport.size == 1 || !hv__allreduce_shm_usable(&comm->algo) ||
       hv__allreduce_select(&comm->algo, comm->config.allreduce_algo, bytes)->id != HV__ALGO_SHM)
     return 0;
-  for (size_t i = from; i < to; i++) {
-    const struct hv_handle *h = comm->exec[i].handle;
-    if (wire_dtype(h) != (hv_dtype_t)h->meta.dtype || h->prescale != 1.0) return 0;
+  for (size_t i = 0; i < np; i++) {
+    const struct hv_handle *h = comm->piece_owner[i];
+    if ((i == 0 || h != comm->piece_owner[i - 1]) && (wire_dtype(h) != (hv_dtype_t)h->meta.dtype || h->prescale != 1.0))
+      return 0;
   }
   return 1;
 }
 
-/* Postscale, then the division of AVERAGE, on the unpacked result. */
-static void finish_scaling(const hv_comm_t *comm, const struct hv_handle *h) {
-  hv__scale(h->recvbuf, h->meta.count, (hv_dtype_t)h->meta.dtype, h->postscale);
-  if (h->meta.op == HV_AVERAGE) hv__divide(h->recvbuf, h->meta.count, (hv_dtype_t)h->meta.dtype, comm->size);
+/* Postscale, then the division of AVERAGE, on one unpacked tensor of h. */
+static void finish_scaling(const hv_comm_t *comm, const struct hv_handle *h, void *recv, size_t count) {
+  hv__scale(recv, count, (hv_dtype_t)h->meta.dtype, h->postscale);
+  if (h->meta.op == HV_AVERAGE) hv__divide(recv, count, (hv_dtype_t)h->meta.dtype, comm->size);
+}
+
+/* One timeline span per request of the batch (its tensors are adjacent). */
+static void batch_spans(hv_comm_t *comm, size_t np, const char *what, double t0, double t1) {
+  if (!comm->timeline) return;
+  for (size_t i = 0; i < np; i++)
+    if (i == 0 || comm->piece_owner[i] != comm->piece_owner[i - 1])
+      hv__timeline_span(comm->timeline, comm->piece_owner[i]->name, what, t0, t1);
 }
 
 /* A failed collective leaves the ranks out of step (some finished it, some did not,
@@ -83,76 +97,90 @@ static hv_result_t stop_at(hv_comm_t *comm, size_t from, hv_result_t rc) {
   return rc;
 }
 
-/* Runs exec[from, to): a batch of allreduces sharing wire dtype and op. */
-static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t from, size_t to) {
-  struct hv_handle *first = comm->exec[from].handle;
+/* Reduces one batch: comm->pieces[0, np), `total` elements of the wire dtype, whose
+ * requests share wire dtype and op (comm->piece_owner says whose each piece is). */
+static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t np, size_t total) {
+  const struct hv_handle *first = comm->piece_owner[0];
   hv_dtype_t wire = wire_dtype(first);
   hv_op_t op = wire_op(first);
   size_t wes = hv_dtype_size(wire);
+  const hv__piece_t *p = comm->pieces;
   const char *algo_name = "";
   double t0 = hv__now_us();
-  size_t total = 0;
-  for (size_t i = from; i < to; i++) total += comm->exec[i].handle->meta.count;
 
-  if (reduce_where_tensors_lie(comm, from, to, total * wes)) {
-    HV_CHECK(pieces_reserve(comm, to - from));
-    size_t start = 0;
-    for (size_t i = from; i < to; i++) {
-      const struct hv_handle *h = comm->exec[i].handle;
-      comm->pieces[i - from] = (hv__piece_t){h->sendbuf, h->recvbuf, start, h->meta.count};
-      start += h->meta.count;
-    }
-    HV_CHECK(hv__allreduce_shm_pieces(&comm->algo, comm->pieces, to - from, wire, op));
+  if (reduce_where_tensors_lie(comm, np, total * wes)) {
+    HV_CHECK(hv__allreduce_shm_pieces(&comm->algo, p, np, wire, op));
     double t1 = hv__now_us();
-    for (size_t i = from; i < to; i++) {
-      struct hv_handle *h = comm->exec[i].handle;
-      finish_scaling(comm, h);
-      hv__timeline_span(comm->timeline, h->name, "shm", t0, t1);
-    }
-    hv__handles_complete(comm, comm->exec + from, to - from);
+    for (size_t i = 0; i < np; i++) finish_scaling(comm, comm->piece_owner[i], p[i].recv, p[i].count);
+    batch_spans(comm, np, "shm", t0, t1);
     return HV_SUCCESS;
   }
 
-  if (to - from == 1 && wire == first->meta.dtype && first->prescale == 1.0) {
+  if (np == 1 && wire == first->meta.dtype && first->prescale == 1.0) {
     /* Lone tensor: reduce in the receive buffer itself. */
-    size_t count = first->meta.count;
-    move_bytes(first->recvbuf, first->sendbuf, count * wes);
-    hv_result_t rc = hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, first->recvbuf,
-                                       count, wire, op, &algo_name);
-    if (rc != HV_SUCCESS) return rc;
+    move_bytes(p[0].recv, p[0].send, total * wes);
+    HV_CHECK(hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, p[0].recv, total, wire, op, &algo_name));
     double t1 = hv__now_us();
-    finish_scaling(comm, first);
-    hv__timeline_span(comm->timeline, first->name, algo_name, t0, t1);
-    hv__handle_complete(first, HV_SUCCESS, NULL);
+    finish_scaling(comm, first, p[0].recv, total);
+    batch_spans(comm, np, algo_name, t0, t1);
     return HV_SUCCESS;
   }
 
   HV_CHECK(fusion_reserve(comm, total * wes));
   char *fused = comm->fusion_buf;
-  size_t off = 0;
-  for (size_t i = from; i < to; i++) {
-    struct hv_handle *h = comm->exec[i].handle;
-    hv__convert(fused + off * wes, wire, h->sendbuf, (hv_dtype_t)h->meta.dtype, h->meta.count, h->prescale);
-    off += h->meta.count;
+  for (size_t i = 0; i < np; i++) {
+    const struct hv_handle *h = comm->piece_owner[i];
+    hv__convert(fused + p[i].start * wes, wire, p[i].send, (hv_dtype_t)h->meta.dtype, p[i].count, h->prescale);
   }
   double t1 = hv__now_us();
   HV_CHECK(hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, fused, total, wire, op, &algo_name));
   double t2 = hv__now_us();
-  off = 0;
-  for (size_t i = from; i < to; i++) {
-    struct hv_handle *h = comm->exec[i].handle;
-    hv__convert(h->recvbuf, (hv_dtype_t)h->meta.dtype, fused + off * wes, wire, h->meta.count, 1.0);
-    finish_scaling(comm, h);
-    off += h->meta.count;
+  for (size_t i = 0; i < np; i++) {
+    const struct hv_handle *h = comm->piece_owner[i];
+    hv__convert(p[i].recv, (hv_dtype_t)h->meta.dtype, fused + p[i].start * wes, wire, p[i].count, 1.0);
+    finish_scaling(comm, h, p[i].recv, p[i].count);
   }
   double t3 = hv__now_us();
-  for (size_t i = from; i < to; i++) {
-    struct hv_handle *h = comm->exec[i].handle;
-    hv__timeline_span(comm->timeline, h->name, "FUSION_PACK", t0, t1);
-    hv__timeline_span(comm->timeline, h->name, algo_name, t1, t2);
-    hv__timeline_span(comm->timeline, h->name, "FUSION_UNPACK", t2, t3);
+  batch_spans(comm, np, "FUSION_PACK", t0, t1);
+  batch_spans(comm, np, algo_name, t1, t2);
+  batch_spans(comm, np, "FUSION_UNPACK", t2, t3);
+  return HV_SUCCESS;
+}
+
+/* Runs exec[from, to), allreduce requests sharing wire dtype and op, as batches of
+ * whole tensors (a grouped request brings many), each batch at most
+ * HV_FUSION_THRESHOLD bytes on the wire or one larger tensor alone. Every rank cuts
+ * the same batches: the names, their order and every request's list of counts agree
+ * (negotiation). A request completes with the batch that holds its last tensor. */
+static hv_result_t run_allreduce_requests(hv_comm_t *comm, size_t from, size_t to) {
+  size_t wes = hv_dtype_size(wire_dtype(comm->exec[from].handle));
+  size_t e = from, t = 0; /* the next tensor: exec[e]'s tensor t */
+  size_t completed = from; /* exec[from, completed) are complete */
+  while (e < to) {
+    size_t np = 0, total = 0;
+    while (e < to) {
+      const struct hv_handle *h = comm->exec[e].handle;
+      if (t == h->ntensors) {
+        e++, t = 0;
+        continue;
+      }
+      const hv_tensor_t *x = &h->tensors[t];
+      if (np && (total + x->count) * wes > comm->config.fusion_threshold) break;
+      t++;
+      if (x->count == 0) continue; /* nothing to move; NULL buffers allowed */
+      hv_result_t rc = pieces_reserve(comm, np + 1);
+      if (rc != HV_SUCCESS) return stop_at(comm, completed, rc);
+      comm->pieces[np] = (hv__piece_t){x->sendbuf, x->recvbuf, total, x->count};
+      comm->piece_owner[np++] = (struct hv_handle *)h;
+      total += x->count;
+    }
+    if (np) {
+      hv_result_t rc = run_allreduce_batch(comm, np, total);
+      if (rc != HV_SUCCESS) return stop_at(comm, completed, rc);
+    }
+    hv__handles_complete(comm, comm->exec + completed, e - completed);
+    completed = e;
   }
-  hv__handles_complete(comm, comm->exec + from, to - from);
   return HV_SUCCESS;
 }
 
@@ -247,15 +275,8 @@ hv_result_t hv__execute_list(hv_comm_t *comm) {
     hv_result_t rc = HV_SUCCESS;
     size_t end = i + 1;
     if (h->meta.coll == HV__COLL_ALLREDUCE) {
-      size_t wes = hv_dtype_size(wire_dtype(h));
-      size_t bytes = h->meta.count * wes;
-      while (end < comm->exec_count && fusable(h, comm->exec[end].handle) &&
-             bytes + comm->exec[end].handle->meta.count * wes <= comm->config.fusion_threshold) {
-        bytes += comm->exec[end].handle->meta.count * wes;
-        end++;
-      }
-      rc = run_allreduce_batch(comm, i, end);
-      if (rc != HV_SUCCESS) return stop_at(comm, i, rc);
+      while (end < comm->exec_count && fusable(h, comm->exec[end].handle)) end++;
+      HV_CHECK(run_allreduce_requests(comm, i, end));
       i = end;
       continue;
     }

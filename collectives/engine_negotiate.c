@@ -146,6 +146,12 @@ void hv__coordinator_destroy(hv_comm_t *comm) {
   comm->coordinator = NULL;
 }
 
+static void describe_group(char *out, size_t len, const hv__meta_t *m) {
+  if (m->layout == 0) snprintf(out, len, "one tensor (hv_allreduce)");
+  else snprintf(out, len, "a group of %llu tensor%s with counts hashing to %016llx", (unsigned long long)m->ntensors,
+                m->ntensors == 1 ? "" : "s", (unsigned long long)m->layout);
+}
+
 /* Compares every rank's metadata with rank 0's; on a mismatch writes a message that
  * names the tensor, both ranks and both values. */
 static int metas_agree(const coord_entry_t *e, int n, char *msg, size_t msglen) {
@@ -153,7 +159,7 @@ static int metas_agree(const coord_entry_t *e, int n, char *msg, size_t msglen) 
   for (int q = 1; q < n; q++) {
     const hv__meta_t *b = &e->metas[q];
     const char *what = NULL;
-    char va[64], vb[64];
+    char va[96], vb[96];
     if (a->coll != b->coll) {
       what = "collective";
       snprintf(va, sizeof va, "%s", hv__coll_name(a->coll));
@@ -170,6 +176,11 @@ static int metas_agree(const coord_entry_t *e, int n, char *msg, size_t msglen) 
       what = "count";
       snprintf(va, sizeof va, "%llu", (unsigned long long)a->count);
       snprintf(vb, sizeof vb, "%llu", (unsigned long long)b->count);
+    } else if (a->coll == HV__COLL_ALLREDUCE && (a->ntensors != b->ntensors || a->layout != b->layout)) {
+      /* The same total split into other tensors (only a hash of the counts travels). */
+      what = "lists of tensors";
+      describe_group(va, sizeof va, a);
+      describe_group(vb, sizeof vb, b);
     } else if (a->coll == HV__COLL_BROADCAST && a->root != b->root) {
       what = "root";
       snprintf(va, sizeof va, "%d", a->root);

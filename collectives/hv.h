@@ -171,6 +171,28 @@ hv_result_t hv_allreduce_async(hv_comm_t *comm, const char *name, const void *se
                                void *recvbuf, size_t count, hv_dtype_t dtype, hv_op_t op,
                                const hv_allreduce_opts_t *opts, hv_handle_t *handle);
 
+/* One tensor of a grouped allreduce: count elements read from sendbuf (NULL or equal
+ * to recvbuf: in place) and reduced into recvbuf. */
+typedef struct hv_tensor {
+  const void *sendbuf;
+  void *recvbuf;
+  size_t count;
+} hv_tensor_t;
+
+/* Grouped allreduce (Horovod's grouped_allreduce): the n tensors, of one dtype, op and
+ * set of options, are one request under one name: one negotiation, one handle, and
+ * their data fused as they lie (shared memory on one node reads and writes the
+ * tensors themselves; otherwise through the fusion buffer, HV_FUSION_THRESHOLD bytes
+ * of whole tensors per algorithm call). A DDP bucket of many small gradients costs
+ * then about what one tensor of their total size costs. The list is copied: it need
+ * not outlive the call, the buffers must (as for hv_allreduce_async). Every rank must
+ * give the name the same n and the same count for each tensor, in the same order;
+ * another list (even with the same total) fails on every rank with HV_ERR_MISMATCH.
+ * n may be 0 (a handle that completes with nothing to do, still matched by name). */
+hv_result_t hv_grouped_allreduce_async(hv_comm_t *comm, const char *name, const hv_tensor_t *tensors,
+                                       size_t n, hv_dtype_t dtype, hv_op_t op,
+                                       const hv_allreduce_opts_t *opts, hv_handle_t *handle);
+
 /* recvbuf (size * count elements) = every rank's sendbuf (count elements), in rank
  * order. In-place when sendbuf == recvbuf + rank * count. */
 hv_result_t hv_allgather_async(hv_comm_t *comm, const char *name, const void *sendbuf,
@@ -219,6 +241,9 @@ hv_result_t hv_group_end(hv_comm_t *comm);
 hv_result_t hv_allreduce(hv_comm_t *comm, const char *name, const void *sendbuf,
                          void *recvbuf, size_t count, hv_dtype_t dtype, hv_op_t op,
                          const hv_allreduce_opts_t *opts);
+hv_result_t hv_grouped_allreduce(hv_comm_t *comm, const char *name, const hv_tensor_t *tensors,
+                                 size_t n, hv_dtype_t dtype, hv_op_t op,
+                                 const hv_allreduce_opts_t *opts);
 hv_result_t hv_allgather(hv_comm_t *comm, const char *name, const void *sendbuf,
                          void *recvbuf, size_t count, hv_dtype_t dtype);
 hv_result_t hv_allgatherv(hv_comm_t *comm, const char *name, const void *sendbuf,

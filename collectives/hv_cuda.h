@@ -41,12 +41,9 @@ int hv_cuda_available(void);
  * place. HV_AVERAGE for float dtypes. */
 hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                               hv_op_t op, void *stream);
-/* One tensor of a group: sendbuf may be NULL or equal recvbuf (in place). */
-typedef struct hv_cuda_tensor {
-  const void *sendbuf;
-  void *recvbuf;
-  size_t count;
-} hv_cuda_tensor_t;
+/* One tensor of a group (hv.h's hv_tensor_t, here device pointers): sendbuf may be
+ * NULL or equal recvbuf (in place). */
+typedef hv_tensor_t hv_cuda_tensor_t;
 
 /* Allreduce of n tensors of one dtype as one fused buffer (a DDP bucket): one kernel
  * packs them all (prescale and, for float32, fp16/bf16 compression fused in), one

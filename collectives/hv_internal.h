@@ -43,7 +43,9 @@ typedef struct hv__meta {
   uint8_t op;          /* hv_op_t (allreduce, reducescatter) */
   uint8_t compression; /* resolved: NONE, FP16 or BF16 */
   int32_t root;        /* broadcast */
-  uint64_t count;      /* elements contributed by this rank */
+  uint64_t count;      /* elements contributed by this rank (a group's: all its tensors') */
+  uint64_t layout;     /* grouped allreduce: a hash of its list of counts; else 0 */
+  uint64_t ntensors;   /* grouped allreduce: how many tensors; else 0 */
 } hv__meta_t;
 
 struct hv_handle {
@@ -53,6 +55,12 @@ struct hv_handle {
   hv__meta_t meta;
   const void *sendbuf;
   void *recvbuf;
+  /* Allreduce: its tensors, each reduced from its sendbuf into its recvbuf; a plain
+   * allreduce points at `single`, a grouped one at its copy of the caller's list
+   * (stored after the handle, in its block). */
+  const hv_tensor_t *tensors;
+  size_t ntensors;
+  hv_tensor_t single;
   double prescale, postscale;
   size_t recv_capacity; /* allgatherv */
   size_t *recvcounts;   /* allgatherv: size entries, filled at completion */
@@ -141,6 +149,7 @@ struct hv_comm {
   void *fusion_buf; /* grow-only fusion buffer */
   size_t fusion_bytes;
   struct hv__piece *pieces; /* a batch's tensors for hv__allreduce_shm_pieces (grow-only) */
+  struct hv_handle **piece_owner; /* the request of each piece (pieces_cap entries) */
   size_t pieces_cap;
   struct hv__timeline *timeline;
   uint64_t round;

@@ -16,26 +16,35 @@ int hv__dtype_is_float(hv_dtype_t dtype) {
 #define HV_MAX_(a, b) ((b) > (a) ? (b) : (a))
 
 /* Native types: T is the element type, U the type arithmetic is done in (unsigned for
- * signed integers, so overflow wraps instead of being undefined). */
+ * signed integers, so overflow wraps instead of being undefined). d[i] = a[i] op b[i]. */
+#define REDUCE_LOOPS(T, U, d, a, b, n, op)                                            \
+  switch (op) {                                                                       \
+    case HV_SUM:                                                                      \
+    case HV_AVERAGE:                                                                  \
+      for (size_t i = 0; i < (n); i++) d[i] = (T)((U)a[i] + (U)b[i]);                 \
+      break;                                                                          \
+    case HV_PRODUCT:                                                                  \
+      for (size_t i = 0; i < (n); i++) d[i] = (T)((U)a[i] * (U)b[i]);                 \
+      break;                                                                          \
+    case HV_MIN:                                                                      \
+      for (size_t i = 0; i < (n); i++) d[i] = HV_MIN_(a[i], b[i]);                    \
+      break;                                                                          \
+    case HV_MAX:                                                                      \
+      for (size_t i = 0; i < (n); i++) d[i] = HV_MAX_(a[i], b[i]);                    \
+      break;                                                                          \
+    default:                                                                          \
+      break;                                                                          \
+  }
+
+/* In place (d op= s), and into a third buffer (d = a op b: one pass where a copy and
+ * an in-place reduction would make two). */
 #define DEFINE_REDUCE(suffix, T, U)                                                   \
   static void reduce_##suffix(T *restrict d, const T *restrict s, size_t n, hv_op_t op) { \
-    switch (op) {                                                                     \
-      case HV_SUM:                                                                    \
-      case HV_AVERAGE:                                                                \
-        for (size_t i = 0; i < n; i++) d[i] = (T)((U)d[i] + (U)s[i]);                 \
-        break;                                                                        \
-      case HV_PRODUCT:                                                                \
-        for (size_t i = 0; i < n; i++) d[i] = (T)((U)d[i] * (U)s[i]);                 \
-        break;                                                                        \
-      case HV_MIN:                                                                    \
-        for (size_t i = 0; i < n; i++) d[i] = HV_MIN_(d[i], s[i]);                    \
-        break;                                                                        \
-      case HV_MAX:                                                                    \
-        for (size_t i = 0; i < n; i++) d[i] = HV_MAX_(d[i], s[i]);                    \
-        break;                                                                        \
-      default:                                                                        \
-        break;                                                                        \
-    }                                                                                 \
+    REDUCE_LOOPS(T, U, d, d, s, n, op)                                                \
+  }                                                                                   \
+  static void reduce_to_##suffix(T *restrict d, const T *restrict a, const T *restrict b, size_t n, \
+                                 hv_op_t op) {                                        \
+    REDUCE_LOOPS(T, U, d, a, b, n, op)                                                \
   }
 
 DEFINE_REDUCE(u8, uint8_t, uint32_t)
@@ -76,6 +85,25 @@ void hv__reduce(void *dst, const void *src, size_t n, hv_dtype_t dtype, hv_op_t 
     case HV_FLOAT32: reduce_f32(dst, src, n, op); break;
     case HV_FLOAT64: reduce_f64(dst, src, n, op); break;
     default: break;
+  }
+}
+
+void hv__reduce_to(void *dst, const void *a, const void *b, size_t n, hv_dtype_t dtype, hv_op_t op) {
+  if (dst == a) {
+    hv__reduce(dst, b, n, dtype, op);
+    return;
+  }
+  switch (dtype) {
+    case HV_UINT8: reduce_to_u8(dst, a, b, n, op); break;
+    case HV_INT8: reduce_to_i8(dst, a, b, n, op); break;
+    case HV_INT32: reduce_to_i32(dst, a, b, n, op); break;
+    case HV_INT64: reduce_to_i64(dst, a, b, n, op); break;
+    case HV_FLOAT32: reduce_to_f32(dst, a, b, n, op); break;
+    case HV_FLOAT64: reduce_to_f64(dst, a, b, n, op); break;
+    default: /* 16-bit floats: through float32 either way */
+      if (n) memcpy(dst, a, n * hv_dtype_size(dtype));
+      hv__reduce(dst, b, n, dtype, op);
+      break;
   }
 }
 

@@ -12,6 +12,10 @@
  * combined in float32 and rounded once. Integer sums wrap around. */
 void hv__reduce(void *dst, const void *src, size_t n, hv_dtype_t dtype, hv_op_t op);
 
+/* dst[i] = a[i] op b[i], the same bits as copying a to dst then hv__reduce(dst, b).
+ * dst may be a itself, but must not otherwise overlap a or b. */
+void hv__reduce_to(void *dst, const void *a, const void *b, size_t n, hv_dtype_t dtype, hv_op_t op);
+
 /* buf[i] *= factor for a float dtype (no-op for factor 1 or integer dtypes). */
 void hv__scale(void *buf, size_t n, hv_dtype_t dtype, double factor);
 

@@ -8,7 +8,7 @@
 
 #include "hv_internal.h"
 
-_Static_assert(sizeof(hv__meta_t) <= 24, "hv__meta_t must fit the cache entry");
+_Static_assert(sizeof(hv__meta_t) <= 32, "hv__meta_t must fit the cache entry");
 
 int hv__cache_init(hv__cache_t *cache, size_t capacity, int nranks) {
   memset(cache, 0, sizeof *cache);

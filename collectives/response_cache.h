@@ -15,7 +15,7 @@ struct hv__meta;
 
 typedef struct hv__cache_entry {
   char *name;
-  unsigned char meta[24]; /* a copy of hv__meta_t (kept opaque here) */
+  unsigned char meta[32]; /* a copy of hv__meta_t (kept opaque here) */
   uint64_t *all_counts;   /* allgatherv: every rank's count; NULL otherwise */
   int in_use;
 } hv__cache_entry_t;

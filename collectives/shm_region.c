@@ -48,9 +48,15 @@ hv_result_t hv__shm_reduce_segment(const hv__shm_t *shm, char *dst, const char *
   size_t since_poke = 0;
   for (size_t done = 0; done < count; done += block) {
     const size_t n = count - done < block ? count - done : block, at = done * es;
-    if (dst != own) memcpy(dst + at, own + at, n * es);
+    /* The first other slot is combined with own straight into dst: out of place, no
+     * copy of own first. */
+    const char *acc = own;
     for (int q = 0; q < shm->local_size; q++)
-      if (q != shm->local_rank) hv__reduce(dst + at, hv__shm_slot(shm, q) + slot_offset + at, n, dtype, op);
+      if (q != shm->local_rank) {
+        hv__reduce_to(dst + at, acc + at, hv__shm_slot(shm, q) + slot_offset + at, n, dtype, op);
+        acc = dst;
+      }
+    if (acc != dst && n) memcpy(dst + at, own + at, n * es); /* alone on the node */
     if (publish) memcpy(publish + at, dst + at, n * es);
     since_poke += n * es;
     if (poke && since_poke >= poke->every_bytes) {

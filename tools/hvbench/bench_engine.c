@@ -4,7 +4,8 @@
  * the user's value back: several communicators may then coexist, each forced to its
  * algorithm. One tensor goes through the call's blocking form; with --tensors K the K
  * requests are submitted asynchronously in one hv group so the engine sees them in the
- * same cycle and fuses them, as a DDP bucket would. */
+ * same cycle and fuses them, as a DDP bucket would; with --grouped too, the K tensors
+ * are one hv_grouped_allreduce (one name and one handle for all of them). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ enum { NAME_LEN = 96 };
 typedef struct engine_state {
   hv_comm_t *comm;
   hv_handle_t *handles; /* [tensors] */
+  hv_tensor_t *list;    /* [tensors]: --grouped */
   char (*names)[NAME_LEN];
   int cap;
   char signature[NAME_LEN]; /* the case the names were made for */
@@ -38,9 +40,11 @@ static int engine_prepare(engine_state_t *st, const bench_case_t *c, int in_plac
   if (c->tensors > st->cap) {
     free(st->handles);
     free(st->names);
+    free(st->list);
     st->handles = calloc((size_t)c->tensors, sizeof(*st->handles));
     st->names = calloc((size_t)c->tensors, sizeof(*st->names));
-    st->cap = st->handles && st->names ? c->tensors : 0;
+    st->list = calloc((size_t)c->tensors, sizeof(*st->list));
+    st->cap = st->handles && st->names && st->list ? c->tensors : 0;
     st->signature[0] = '\0';
     if (st->cap == 0) return -1;
   }
@@ -91,6 +95,14 @@ static int engine_run(bench_backend_t *self, const bench_case_t *c, bench_buffer
     return -1;
   }
   hv_result_t rc;
+  if (c->grouped) {
+    for (int t = 0; t < c->tensors; t++)
+      st->list[t] = (hv_tensor_t){data_input_ptr(c, b, t, in_place), b->recv[t], c->param_count};
+    hv_allreduce_opts_t opts = HV_ALLREDUCE_OPTS_INIT;
+    opts.compression = c->compression;
+    rc = hv_grouped_allreduce(st->comm, st->names[0], st->list, (size_t)c->tensors, c->dtype, c->op, &opts);
+    return rc == HV_SUCCESS ? 0 : engine_fail(st, rc, st->names[0], err, err_len);
+  }
   if (c->tensors == 1) {
     rc = engine_submit(st, c, b, in_place, 0, 1);
     return rc == HV_SUCCESS ? 0 : engine_fail(st, rc, st->names[0], err, err_len);
@@ -130,6 +142,7 @@ static void engine_destroy(bench_backend_t *self) {
     fprintf(stderr, "hvbench: hv_shutdown (%s): %s\n", self->name, hv_strerror(rc));
   free(st->handles);
   free(st->names);
+  free(st->list);
   free(st);
   self->state = NULL;
 }

@@ -67,6 +67,9 @@ void options_print_help(void) {
       "                           and fused by the engine (cuda: one hv_allreduce_cuda_group\n"
       "                           of K for allreduce); the peer makes K separate calls\n"
       "                           (default 1). Time and bandwidth cover all K.\n"
+      "  --grouped                allreduce, cpu: the K tensors as one hv_grouped_allreduce\n"
+      "                           (one name, one negotiation, one handle) instead of K\n"
+      "                           named requests in an hv group\n"
       "  --engine / --no-engine   through queue, negotiation and fusion (default), or the\n"
       "                           allreduce algorithm alone, called directly (tables\n"
       "                           'alg:NAME'); other collectives: --algo mpi only; CPU only\n"
@@ -360,6 +363,13 @@ static int validate(bench_options_t *o, int rank, int nranks, int root_given) {
         USAGE_ERROR("--compression applies to float (float32) data only, not %s",
                     dtype_short_name(o->dtypes[d]));
   }
+  if (o->grouped && o->coll != BENCH_ALLREDUCE)
+    USAGE_ERROR("--grouped applies to allreduce only (hv_grouped_allreduce), not %s", coll_names[o->coll]);
+  if (o->grouped && o->device == BENCH_DEVICE_CUDA)
+    USAGE_ERROR("--grouped is for --device cpu: with --device cuda, --tensors K already runs one "
+                "hv_allreduce_cuda_group of the K tensors; drop --grouped");
+  if (o->grouped && !o->engine)
+    USAGE_ERROR("--grouped submits through the engine (hv_grouped_allreduce); drop --no-engine");
   if (o->device == BENCH_DEVICE_CUDA) return validate_cuda(o, rank);
   if (!o->algo_all) {
     if (o->algo == BENCH_ALGO_NCCL && !cuda_built())
@@ -410,6 +420,7 @@ int options_parse(int argc, char **argv, int rank, int nranks, bench_options_t *
     if (strcmp(arg, "--engine") == 0) { o->engine = 1; continue; }
     if (strcmp(arg, "--no-engine") == 0) { o->engine = 0; continue; }
     if (strcmp(arg, "--no-peer") == 0) { o->peer = 0; continue; }
+    if (strcmp(arg, "--grouped") == 0) { o->grouped = 1; continue; }
     /* Valued options: -x V, -xV, --name V, --name=V. */
     char key = 0;
     const char *val = NULL;

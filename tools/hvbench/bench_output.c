@@ -67,9 +67,10 @@ int output_json(const char *path, const bench_options_t *o, const bench_row_t *r
   fprintf(f,
           "  \"options\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %g, "
           "\"stepbytes\": %zu, \"iters\": %d, \"warmup\": %d, \"check\": %d, \"tensors\": %d, "
-          "\"engine\": %s, \"compression\": \"%s\", \"device\": \"%s\", \"busbw_factor\": %.9g},\n",
+          "\"engine\": %s, \"grouped\": %s, \"compression\": \"%s\", \"device\": \"%s\", "
+          "\"busbw_factor\": %.9g},\n",
           o->min_bytes, o->max_bytes, o->step_bytes ? 0.0 : o->step_factor, o->step_bytes,
-          o->iters, o->warmup, o->check, o->tensors, o->engine ? "true" : "false",
+          o->iters, o->warmup, o->check, o->tensors, o->engine ? "true" : "false", o->grouped ? "true" : "false",
           compression_name(o->compression), device_name(o->device), coll_busbw_factor(o->coll, nranks));
   fprintf(f, "  \"backends\": [");
   for (int k = 0; k < nbackends; k++) {
@@ -102,18 +103,18 @@ int output_csv(const char *path, const bench_options_t *o, const bench_row_t *ro
   FILE *f = open_out(path);
   if (!f) return -1;
   fprintf(f, "backend,collective,type,redop,root,size_bytes,count,tensors,ranks,placement,"
-             "time_us,min_us,max_us,p50_us,p99_us,algbw_gbs,busbw_gbs,wrong,oob,device,compression\n");
+             "time_us,min_us,max_us,p50_us,p99_us,algbw_gbs,busbw_gbs,wrong,oob,device,compression,grouped\n");
   for (size_t i = 0; i < nrows; i++) {
     const bench_row_t *r = &rows[i];
     for (int p = 0; p < 2; p++) {
       const bench_stats_t *s = &r->place[p];
       if (!s->valid) continue;
-      fprintf(f, "%s,%s,%s,%s,%d,%zu,%zu,%d,%d,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%lld,%s,%s\n",
+      fprintf(f, "%s,%s,%s,%s,%d,%zu,%zu,%d,%d,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%lld,%s,%s,%d\n",
               backends[r->backend].name, coll_name(o->coll), dtype_short_name(r->dtype),
               redop_of(o, r), r->root, r->bytes, r->count, o->tensors, nranks,
               p ? "in-place" : "out-of-place", s->avg_us, s->min_us, s->max_us, s->p50_us,
               s->p99_us, s->algbw, s->busbw, s->wrong, s->oob, device_name(o->device),
-              compression_name(o->compression));
+              compression_name(o->compression), o->grouped);
     }
   }
   return close_out(f, path);

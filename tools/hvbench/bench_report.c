@@ -46,9 +46,10 @@ void report_header(const bench_options_t *o, int argc, char **argv, MPI_Comm wor
   else printf("%g(factor)", o->step_factor);
   printf(" warmup iters: %d iters: %d validation: %d\n", o->warmup, o->iters, o->check);
   const int cuda = o->device == BENCH_DEVICE_CUDA;
-  printf("# algo: %s  engine: %s  tensors: %d  compression: %s  device: %s  peer: %s  "
+  printf("# algo: %s  engine: %s  tensors: %d%s  compression: %s  device: %s  peer: %s  "
          "ranks: %d\n",
          o->algo_all ? "all" : algo_name(o->algo), o->engine ? "on" : "off", o->tensors,
+         o->grouped ? " (grouped)" : "",
          compression_name(o->compression), device_name(o->device), !o->peer ? "off" : cuda ? "nccl" : "mpi",
          nranks);
   const char *cycle = getenv("HV_CYCLE_TIME"), *fusion = getenv("HV_FUSION_THRESHOLD");

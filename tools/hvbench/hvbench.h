@@ -83,6 +83,7 @@ typedef struct bench_options {
   hv_compression_t compression;   /* HV_COMPRESSION_NONE/FP16/BF16 */
   int tensors;                    /* tensors per iteration (--tensors K) */
   int engine;                     /* 1: through negotiation and fusion */
+  int grouped;                    /* --grouped: the K tensors as one grouped allreduce */
   int peer;                       /* 1: also run the peer (default): MPI, or NCCL on cuda */
   bench_device_t device;          /* where the buffers live (--device) */
   const char *json_path, *csv_path, *plot_path;
@@ -101,6 +102,7 @@ typedef struct bench_case {
   size_t param_count; /* the count given to the collective call */
   size_t send_elems, recv_elems; /* per tensor, per rank */
   int tensors;
+  int grouped; /* the K tensors as one hv_grouped_allreduce (one name, one handle) */
   hv_compression_t compression;
   int rank, nranks;
 } bench_case_t;

@@ -74,6 +74,7 @@ static void case_init(bench_case_t *c, const bench_options_t *o, hv_dtype_t dtyp
   c->op = op;
   c->root = o->coll == BENCH_BROADCAST ? o->root : -1;
   c->tensors = o->tensors;
+  c->grouped = o->grouped;
   c->compression = o->compression;
   c->rank = rank;
   c->nranks = nranks;
