@@ -1,7 +1,8 @@
 /* mpi_stress.c: hundreds of tensors submitted in a different random order on each
- * rank, from several user threads at once, plus grouped submission; repeated so the
- * response cache path (steady state) is exercised after the first pass. Values are
- * exact small integers. */
+ * rank, from several user threads at once, each thread's named tensors in flight
+ * beside its grouped allreduce (hv_grouped_allreduce_async), plus grouped submission;
+ * repeated so the response cache path (steady state) is exercised after the first
+ * pass. Values are exact small integers. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -39,6 +40,20 @@ static void *worker_main(void *arg) {
   }
   float *bufs[NTENSORS];
   hv_handle_t hs[NTENSORS];
+  /* This thread's group: GROUP_TENSORS tensors of uneven counts under one name,
+   * submitted first, so it is negotiated and fused among the named tensors. */
+  enum { GROUP_TENSORS = 9 };
+  int32_t gbuf[GROUP_TENSORS][40];
+  hv_tensor_t group[GROUP_TENSORS];
+  for (int g = 0; g < GROUP_TENSORS; g++) {
+    for (int i = 0; i < 40; i++) gbuf[g][i] = (g + i + R * w->id) % 7;
+    group[g] = (hv_tensor_t){NULL, gbuf[g], (size_t)(g * 5 % 41)};
+  }
+  char gname[64];
+  snprintf(gname, sizeof gname, "stress.group%d", w->id);
+  hv_handle_t gh = NULL;
+  if (hv_grouped_allreduce_async(comm, gname, group, GROUP_TENSORS, HV_INT32, HV_SUM, NULL, &gh) != HV_SUCCESS)
+    w->failures++;
   for (int k = 0; k < n; k++) {
     int t = mine[k];
     size_t c = tensor_count(t);
@@ -68,6 +83,18 @@ static void *worker_main(void *arg) {
     }
     free(bufs[k]);
   }
+  if (gh && hv_wait(gh) != HV_SUCCESS) w->failures++;
+  for (int g = 0; gh && g < GROUP_TENSORS; g++)
+    for (int i = 0; i < 40; i++) {
+      int32_t want = 0;
+      for (int r = 0; r < N; r++) want += i < (int)group[g].count ? (g + i + r * w->id) % 7 : 0;
+      if (i >= (int)group[g].count) want = (g + i + R * w->id) % 7; /* past the tensor: untouched */
+      if (gbuf[g][i] != want) {
+        fprintf(stderr, "FAIL rank %d %s tensor %d [%d]: got %d want %d\n", R, gname, g, i, gbuf[g][i], want);
+        w->failures++;
+        break;
+      }
+    }
   return NULL;
 }
 
