@@ -185,7 +185,8 @@ typedef struct hv_tensor {
  * tensors themselves; otherwise through the fusion buffer, HV_FUSION_THRESHOLD bytes
  * of whole tensors per algorithm call). A DDP bucket of many small gradients costs
  * then about what one tensor of their total size costs. The list is copied: it need
- * not outlive the call, the buffers must (as for hv_allreduce_async). Every rank must
+ * not outlive the call, the buffers must (as for hv_allreduce_async). The tensors'
+ * receive buffers must not overlap one another: that is not checked. Every rank must
  * give the name the same n and the same count for each tensor, in the same order;
  * another list (even with the same total) fails on every rank with HV_ERR_MISMATCH.
  * n may be 0 (a handle that completes with nothing to do, still matched by name). */
