@@ -162,8 +162,6 @@ hv_result_t hv_allreduce_async(hv_comm_t *comm, const char *name, const void *se
     h->single = t;
     h->tensors = &h->single;
     h->ntensors = 1;
-    h->sendbuf = t.sendbuf;
-    h->recvbuf = recvbuf;
   }
   return submit(comm, h, handle);
 }

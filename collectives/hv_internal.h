@@ -53,7 +53,7 @@ struct hv_handle {
   char *name; /* stored after the handle, in its block */
   uint64_t name_hash; /* hv__hash_string(name), computed once at submission */
   hv__meta_t meta;
-  const void *sendbuf;
+  const void *sendbuf; /* collectives other than allreduce */
   void *recvbuf;
   /* Allreduce: its tensors, each reduced from its sendbuf into its recvbuf; a plain
    * allreduce points at `single`, a grouped one at its copy of the caller's list

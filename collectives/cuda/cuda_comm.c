@@ -310,13 +310,19 @@ static hv_result_t begin(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dty
 static hv_result_t allreduce_device(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                                     hv_dtype_t dtype, hv_op_t op, cudaStream_t stream);
 
+/* The reducing calls' shared rule: HV_AVERAGE divides, so it needs a float dtype. */
+static hv_result_t check_average(hv_comm_t *comm, const char *name, hv_dtype_t dtype, hv_op_t op) {
+  if (comm && op == HV_AVERAGE && !hv__dtype_is_float(dtype))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: HV_AVERAGE needs a float dtype, not %s", name,
+                         hv_dtype_name(dtype));
+  return HV_SUCCESS;
+}
+
 hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                               hv_op_t op, void *stream_arg) {
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS || (count && !recvbuf)))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_allreduce_cuda: bad dtype, op or NULL recvbuf");
-  if (comm && op == HV_AVERAGE && !hv__dtype_is_float(dtype))
-    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_allreduce_cuda: HV_AVERAGE needs a float dtype, not %s",
-                         hv_dtype_name(dtype));
+  HV_CHECK(check_average(comm, "hv_allreduce_cuda", dtype, op));
   HV_CHECK(begin(comm, COLL_ALLREDUCE, count, dtype, op));
   return allreduce_device(comm, sendbuf ? sendbuf : recvbuf, recvbuf, count, dtype, op, (cudaStream_t)stream_arg);
 }
@@ -448,9 +454,7 @@ hv_result_t hv_reducescatter_cuda(hv_comm_t *comm, const void *sendbuf, void *re
                                   hv_dtype_t dtype, hv_op_t op, void *stream_arg) {
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS || (recvcount && (!sendbuf || !recvbuf))))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_reducescatter_cuda: bad dtype, op or NULL buffer");
-  if (comm && op == HV_AVERAGE && !hv__dtype_is_float(dtype))
-    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_reducescatter_cuda: HV_AVERAGE needs a float dtype, not %s",
-                         hv_dtype_name(dtype));
+  HV_CHECK(check_average(comm, "hv_reducescatter_cuda", dtype, op));
   HV_CHECK(begin(comm, COLL_REDUCESCATTER, recvcount, dtype, op));
   hv__cuda_t *c = comm->cuda;
   cudaStream_t stream = (cudaStream_t)stream_arg;
@@ -535,9 +539,7 @@ hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *ten
   static const char *const name = "hv_allreduce_cuda_group";
   if (comm && (n < 0 || (n && !tensors) || (unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: bad tensor list, dtype or op", name);
-  if (comm && op == HV_AVERAGE && !hv__dtype_is_float(dtype))
-    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: HV_AVERAGE needs a float dtype, not %s", name,
-                         hv_dtype_name(dtype));
+  HV_CHECK(check_average(comm, name, dtype, op));
   const int is_float = dtype == HV_FLOAT32 || dtype == HV_FLOAT16 || dtype == HV_BFLOAT16;
   if (comm && !is_float && dtype != HV_FLOAT64 && opts && (opts->prescale != 1.0 || opts->postscale != 1.0))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: scaling needs a float dtype, not %s", name,
