@@ -34,6 +34,14 @@
 extern "C" {
 #endif
 
+/* What libhvcoll exports: these declarations and nothing else (it is built with
+ * hidden visibility; its internal hv__ functions stay inside). */
+#if defined(__GNUC__) || defined(__clang__)
+#define HV_API __attribute__((visibility("default")))
+#else
+#define HV_API
+#endif
+
 #define HV_VERSION_MAJOR 0
 #define HV_VERSION_MINOR 1
 #define HV_VERSION_PATCH 0
@@ -73,7 +81,7 @@ typedef enum {
 } hv_result_t;
 
 /* Static text for a result code: what went wrong and what to do next. */
-const char *hv_strerror(hv_result_t result);
+HV_API const char *hv_strerror(hv_result_t result);
 
 typedef enum {
   HV_UINT8 = 0,
@@ -105,9 +113,9 @@ typedef enum {
 } hv_compression_t;
 
 /* Size in bytes of one element of dtype; 0 for an invalid dtype. */
-size_t hv_dtype_size(hv_dtype_t dtype);
-const char *hv_dtype_name(hv_dtype_t dtype);
-const char *hv_op_name(hv_op_t op);
+HV_API size_t hv_dtype_size(hv_dtype_t dtype);
+HV_API const char *hv_dtype_name(hv_dtype_t dtype);
+HV_API const char *hv_op_name(hv_op_t op);
 
 /* ---- communicator lifecycle --------------------------------------------- */
 
@@ -116,45 +124,45 @@ typedef struct hv_comm hv_comm_t;
 /* Initialises hv on all processes of the job (MPI_COMM_WORLD). Initialises MPI with
  * MPI_THREAD_MULTIPLE if the program has not; hv_shutdown() then finalises it. argc
  * and argv may be NULL. Collective: every rank must call it. */
-hv_result_t hv_init(int *argc, char ***argv, hv_comm_t **comm);
+HV_API hv_result_t hv_init(int *argc, char ***argv, hv_comm_t **comm);
 
 /* Finishes every request (pending ones fail with HV_ERR_SHUT_DOWN on all ranks),
  * stops the background thread, frees the communicator, and finalises MPI if
  * hv_init() initialised it. Collective. comm may be NULL (no-op). */
-hv_result_t hv_shutdown(hv_comm_t *comm);
+HV_API hv_result_t hv_shutdown(hv_comm_t *comm);
 
 /* Rank and size in the whole communicator, on my node (local), and among the ranks
  * with my local rank on every node (cross). */
-hv_result_t hv_comm_rank(const hv_comm_t *comm, int *rank);
-hv_result_t hv_comm_size(const hv_comm_t *comm, int *size);
-hv_result_t hv_comm_local_rank(const hv_comm_t *comm, int *local_rank);
-hv_result_t hv_comm_local_size(const hv_comm_t *comm, int *local_size);
-hv_result_t hv_comm_cross_rank(const hv_comm_t *comm, int *cross_rank);
-hv_result_t hv_comm_cross_size(const hv_comm_t *comm, int *cross_size);
+HV_API hv_result_t hv_comm_rank(const hv_comm_t *comm, int *rank);
+HV_API hv_result_t hv_comm_size(const hv_comm_t *comm, int *size);
+HV_API hv_result_t hv_comm_local_rank(const hv_comm_t *comm, int *local_rank);
+HV_API hv_result_t hv_comm_local_size(const hv_comm_t *comm, int *local_size);
+HV_API hv_result_t hv_comm_cross_rank(const hv_comm_t *comm, int *cross_rank);
+HV_API hv_result_t hv_comm_cross_size(const hv_comm_t *comm, int *cross_size);
 /* The wire compression that HV_COMPRESSION_DEFAULT stands for in this communicator
  * (HV_COMPRESSION at hv_init: NONE, FP16 or BF16). */
-hv_result_t hv_comm_compression(const hv_comm_t *comm, hv_compression_t *compression);
+HV_API hv_result_t hv_comm_compression(const hv_comm_t *comm, hv_compression_t *compression);
 
 /* The detail of the last error seen by this communicator (any thread), or "" when
  * there was none. The returned text stays valid until this thread's next call of
  * hv_comm_last_error(). comm may be NULL for errors of hv_init(). */
-const char *hv_comm_last_error(const hv_comm_t *comm);
+HV_API const char *hv_comm_last_error(const hv_comm_t *comm);
 
 /* The first asynchronous error of the communicator (a peer died, a stall shut it
  * down, an abort): HV_SUCCESS while healthy. Lets a training loop stop cleanly. */
-hv_result_t hv_comm_get_async_error(const hv_comm_t *comm, hv_result_t *async_error);
+HV_API hv_result_t hv_comm_get_async_error(const hv_comm_t *comm, hv_result_t *async_error);
 
 /* ---- handles ------------------------------------------------------------ */
 
 typedef struct hv_handle *hv_handle_t;
 
 /* Blocks until the request completes, returns its result and releases the handle. */
-hv_result_t hv_wait(hv_handle_t handle);
+HV_API hv_result_t hv_wait(hv_handle_t handle);
 /* Sets *done to 1 and releases the handle if the request completed (the return value
  * is then its result); else sets *done to 0 and returns HV_SUCCESS. */
-hv_result_t hv_test(hv_handle_t handle, int *done);
+HV_API hv_result_t hv_test(hv_handle_t handle, int *done);
 /* Waits for n handles; returns the first error among them (all are released). */
-hv_result_t hv_wait_all(hv_handle_t *handles, size_t n);
+HV_API hv_result_t hv_wait_all(hv_handle_t *handles, size_t n);
 
 /* ---- collectives (asynchronous) ---------------------------------------- */
 
@@ -167,7 +175,7 @@ typedef struct hv_allreduce_opts {
 
 /* recvbuf[i] = op over ranks of (prescale * sendbuf[i]), times postscale. opts may be
  * NULL (no scaling, default compression). Scaling applies to float dtypes only. */
-hv_result_t hv_allreduce_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+HV_API hv_result_t hv_allreduce_async(hv_comm_t *comm, const char *name, const void *sendbuf,
                                void *recvbuf, size_t count, hv_dtype_t dtype, hv_op_t op,
                                const hv_allreduce_opts_t *opts, hv_handle_t *handle);
 
@@ -190,13 +198,13 @@ typedef struct hv_tensor {
  * give the name the same n and the same count for each tensor, in the same order;
  * another list (even with the same total) fails on every rank with HV_ERR_MISMATCH.
  * n may be 0 (a handle that completes with nothing to do, still matched by name). */
-hv_result_t hv_grouped_allreduce_async(hv_comm_t *comm, const char *name, const hv_tensor_t *tensors,
+HV_API hv_result_t hv_grouped_allreduce_async(hv_comm_t *comm, const char *name, const hv_tensor_t *tensors,
                                        size_t n, hv_dtype_t dtype, hv_op_t op,
                                        const hv_allreduce_opts_t *opts, hv_handle_t *handle);
 
 /* recvbuf (size * count elements) = every rank's sendbuf (count elements), in rank
  * order. In-place when sendbuf == recvbuf + rank * count. */
-hv_result_t hv_allgather_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+HV_API hv_result_t hv_allgather_async(hv_comm_t *comm, const char *name, const void *sendbuf,
                                void *recvbuf, size_t count, hv_dtype_t dtype,
                                hv_handle_t *handle);
 
@@ -205,65 +213,65 @@ hv_result_t hv_allgather_async(hv_comm_t *comm, const char *name, const void *se
  * recv_capacity elements; when the handle completes, recvcounts[r] (size entries)
  * holds rank r's count and recvbuf the concatenation. A too-small capacity fails the
  * handle with HV_ERR_INVALID_ARGUMENT naming the needed count. */
-hv_result_t hv_allgatherv_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+HV_API hv_result_t hv_allgatherv_async(hv_comm_t *comm, const char *name, const void *sendbuf,
                                 size_t sendcount, hv_dtype_t dtype, void *recvbuf,
                                 size_t recv_capacity, size_t *recvcounts,
                                 hv_handle_t *handle);
 
 /* buf (count elements) on every rank = buf on root. */
-hv_result_t hv_broadcast_async(hv_comm_t *comm, const char *name, void *buf, size_t count,
+HV_API hv_result_t hv_broadcast_async(hv_comm_t *comm, const char *name, void *buf, size_t count,
                                hv_dtype_t dtype, int root, hv_handle_t *handle);
 
 /* sendbuf holds size * recvcount elements; rank r receives block r of the
  * element-wise reduction in recvbuf (recvcount elements). Out-of-place only:
  * sendbuf and recvbuf must not overlap. */
-hv_result_t hv_reducescatter_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+HV_API hv_result_t hv_reducescatter_async(hv_comm_t *comm, const char *name, const void *sendbuf,
                                    void *recvbuf, size_t recvcount, hv_dtype_t dtype,
                                    hv_op_t op, hv_handle_t *handle);
 
 /* Block j (count elements) of my sendbuf goes to rank j, arriving as block (my rank)
  * of its recvbuf. sendbuf and recvbuf hold size * count elements and must not overlap. */
-hv_result_t hv_alltoall_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+HV_API hv_result_t hv_alltoall_async(hv_comm_t *comm, const char *name, const void *sendbuf,
                               void *recvbuf, size_t count, hv_dtype_t dtype,
                               hv_handle_t *handle);
 
 /* Completes once every rank has called it (barriers are matched in call order). */
-hv_result_t hv_barrier_async(hv_comm_t *comm, hv_handle_t *handle);
+HV_API hv_result_t hv_barrier_async(hv_comm_t *comm, hv_handle_t *handle);
 
 /* Grouped submit: requests made by this thread between hv_group_start() and
  * hv_group_end() are queued together at hv_group_end(), so they are negotiated in
  * the same cycle and fused together (up to HV_FUSION_THRESHOLD). Handles are
  * returned by each call as usual, and usable only after hv_group_end(). */
-hv_result_t hv_group_start(hv_comm_t *comm);
-hv_result_t hv_group_end(hv_comm_t *comm);
+HV_API hv_result_t hv_group_start(hv_comm_t *comm);
+HV_API hv_result_t hv_group_end(hv_comm_t *comm);
 
 /* ---- blocking forms: submit then hv_wait ------------------------------- */
 
-hv_result_t hv_allreduce(hv_comm_t *comm, const char *name, const void *sendbuf,
+HV_API hv_result_t hv_allreduce(hv_comm_t *comm, const char *name, const void *sendbuf,
                          void *recvbuf, size_t count, hv_dtype_t dtype, hv_op_t op,
                          const hv_allreduce_opts_t *opts);
-hv_result_t hv_grouped_allreduce(hv_comm_t *comm, const char *name, const hv_tensor_t *tensors,
+HV_API hv_result_t hv_grouped_allreduce(hv_comm_t *comm, const char *name, const hv_tensor_t *tensors,
                                  size_t n, hv_dtype_t dtype, hv_op_t op,
                                  const hv_allreduce_opts_t *opts);
-hv_result_t hv_allgather(hv_comm_t *comm, const char *name, const void *sendbuf,
+HV_API hv_result_t hv_allgather(hv_comm_t *comm, const char *name, const void *sendbuf,
                          void *recvbuf, size_t count, hv_dtype_t dtype);
-hv_result_t hv_allgatherv(hv_comm_t *comm, const char *name, const void *sendbuf,
+HV_API hv_result_t hv_allgatherv(hv_comm_t *comm, const char *name, const void *sendbuf,
                           size_t sendcount, hv_dtype_t dtype, void *recvbuf,
                           size_t recv_capacity, size_t *recvcounts);
-hv_result_t hv_broadcast(hv_comm_t *comm, const char *name, void *buf, size_t count,
+HV_API hv_result_t hv_broadcast(hv_comm_t *comm, const char *name, void *buf, size_t count,
                          hv_dtype_t dtype, int root);
-hv_result_t hv_reducescatter(hv_comm_t *comm, const char *name, const void *sendbuf,
+HV_API hv_result_t hv_reducescatter(hv_comm_t *comm, const char *name, const void *sendbuf,
                              void *recvbuf, size_t recvcount, hv_dtype_t dtype, hv_op_t op);
-hv_result_t hv_alltoall(hv_comm_t *comm, const char *name, const void *sendbuf,
+HV_API hv_result_t hv_alltoall(hv_comm_t *comm, const char *name, const void *sendbuf,
                         void *recvbuf, size_t count, hv_dtype_t dtype);
-hv_result_t hv_barrier(hv_comm_t *comm);
+HV_API hv_result_t hv_barrier(hv_comm_t *comm);
 
 /* ---- float16 / bfloat16 conversion (round to nearest even) ---------------- */
 
-uint16_t hv_float_to_half(float value);
-float hv_half_to_float(uint16_t value);
-uint16_t hv_float_to_bfloat16(float value);
-float hv_bfloat16_to_float(uint16_t value);
+HV_API uint16_t hv_float_to_half(float value);
+HV_API float hv_half_to_float(uint16_t value);
+HV_API uint16_t hv_float_to_bfloat16(float value);
+HV_API float hv_bfloat16_to_float(uint16_t value);
 
 #ifdef __cplusplus
 }

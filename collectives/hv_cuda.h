@@ -35,11 +35,11 @@ extern "C" {
 #endif
 
 /* 1 when this build has the GPU path and a CUDA device is visible, else 0. */
-int hv_cuda_available(void);
+HV_API int hv_cuda_available(void);
 
 /* recvbuf = op over ranks of sendbuf (count elements each); sendbuf == recvbuf is in
  * place. HV_AVERAGE for float dtypes. */
-hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+HV_API hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                               hv_op_t op, void *stream);
 /* One tensor of a group (hv.h's hv_tensor_t, here device pointers): sendbuf may be
  * NULL or equal recvbuf (in place). */
@@ -52,26 +52,26 @@ typedef hv_tensor_t hv_cuda_tensor_t;
  * stream by an event, with the caller's stream ordered after it. opts as for
  * hv_allreduce (NULL: none; compression DEFAULT follows HV_COMPRESSION). Float dtypes;
  * integers with no scaling; float64 without averaging or scaling. */
-hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *tensors, int n, hv_dtype_t dtype,
+HV_API hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *tensors, int n, hv_dtype_t dtype,
                                     hv_op_t op, const hv_allreduce_opts_t *opts, void *stream);
 
 /* recvbuf (count * size elements) = every rank's sendbuf (count elements) in rank order. */
-hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+HV_API hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                               void *stream);
 /* buf (count elements) = root's buf on every rank. */
-hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype_t dtype, int root, void *stream);
+HV_API hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype_t dtype, int root, void *stream);
 /* sendbuf holds size * recvcount elements; rank r receives block r of their reduction
  * over ranks (HV_AVERAGE for float dtypes). Out of place: the buffers must not overlap. */
-hv_result_t hv_reducescatter_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
+HV_API hv_result_t hv_reducescatter_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
                                   hv_dtype_t dtype, hv_op_t op, void *stream);
 /* Block j (count elements) of my sendbuf goes to rank j, arriving as block (my rank)
  * of its recvbuf; both hold size * count elements and must not overlap. */
-hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+HV_API hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                              void *stream);
 
 /* Waits until stream has drained, bounded by HV_TIMEOUT, checking the communicator's
  * NCCL state meanwhile (see above). */
-hv_result_t hv_cuda_wait(hv_comm_t *comm, void *stream);
+HV_API hv_result_t hv_cuda_wait(hv_comm_t *comm, void *stream);
 
 #ifdef __cplusplus
 }

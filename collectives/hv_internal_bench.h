@@ -13,7 +13,7 @@ extern "C" {
 
 /* algo: "ring", "rd", "mpi" or "auto". In-place on buf; collective over the
  * communicator; one thread at a time per communicator. AVERAGE is reduced as SUM. */
-hv_result_t hv_bench_allreduce_algorithm(hv_comm_t *comm, const char *algo, void *buf,
+HV_API hv_result_t hv_bench_allreduce_algorithm(hv_comm_t *comm, const char *algo, void *buf,
                                          size_t count, hv_dtype_t dtype, hv_op_t op);
 
 #ifdef __cplusplus

@@ -16,7 +16,7 @@ extern "C" {
  * collectives are pending). hv duplicates mpi_comm, so its traffic never matches the
  * caller's; hv_shutdown() frees the duplicate and never finalises MPI. Collective
  * over mpi_comm. */
-hv_result_t hv_init_from_mpi(MPI_Comm mpi_comm, hv_comm_t **comm);
+HV_API hv_result_t hv_init_from_mpi(MPI_Comm mpi_comm, hv_comm_t **comm);
 
 #ifdef __cplusplus
 }

@@ -59,9 +59,9 @@ hv_result_t hv__cuda_init(hv_comm_t *comm) {
   if (!c) return hv__set_error(comm, HV_ERR_NO_MEMORY, "out of memory creating the CUDA state");
   c->all = c->local = c->cross = MPI_COMM_NULL;
   comm->cuda = c;
-  HV_MPI_CHECK(comm, MPI_Comm_dup(comm->mpi, &c->all));
-  HV_MPI_CHECK(comm, MPI_Comm_dup(comm->local, &c->local));
-  HV_MPI_CHECK(comm, MPI_Comm_dup(comm->cross, &c->cross));
+  HV_MPI_CHECK(&comm->host.errors, MPI_Comm_dup(comm->mpi, &c->all));
+  HV_MPI_CHECK(&comm->host.errors, MPI_Comm_dup(comm->local, &c->local));
+  HV_MPI_CHECK(&comm->host.errors, MPI_Comm_dup(comm->cross, &c->cross));
   MPI_Comm_set_errhandler(c->all, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(c->local, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(c->cross, MPI_ERRORS_RETURN);
@@ -159,8 +159,8 @@ static hv_result_t set_up(hv_comm_t *comm) {
   ncclUniqueId id;
   if (comm->local_rank == 0) NCCL_CHECK(comm, ncclGetUniqueId(&id));
   MPI_Request req;
-  HV_MPI_CHECK(comm, MPI_Ibcast(&id, sizeof id, MPI_BYTE, 0, c->local, &req));
-  HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "the broadcast of the node's NCCL id", 1));
+  HV_MPI_CHECK(&comm->host.errors, MPI_Ibcast(&id, sizeof id, MPI_BYTE, 0, c->local, &req));
+  HV_CHECK(hv__wait_mpi(&comm->host, 1, &req, "the broadcast of the node's NCCL id", 1));
   ncclResult_t rc = ncclCommInitRank(&c->nccl, comm->local_size, id, comm->local_rank);
   if (rc != ncclSuccess)
     return hv__set_error(comm, HV_ERR_NCCL,
@@ -245,16 +245,16 @@ static hv_result_t cross_allreduce(hv_comm_t *comm, void *buf, size_t count, hv_
     CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
     HV_CHECK(wait_gpu(comm, query_event, c->phase, "the node phase before a cross-node allreduce"));
     MPI_Request req;
-    HV_MPI_CHECK(comm, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, hv__mpi_datatype(dtype),
+    HV_MPI_CHECK(&comm->host.errors, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, hv__mpi_datatype(dtype),
                                       hv__mpi_op(dtype, wire_op), c->cross, &req));
-    return hv__mpi_wait_all(comm, 1, &req, "the cross-node allreduce of a device buffer", 0);
+    return hv__wait_mpi(&comm->host, 1, &req, "the cross-node allreduce of a device buffer", 0);
   }
   /* The copies to the host wait for the node phase already on the caller's stream. */
   CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
   CUDA_CHECK(comm, cudaStreamWaitEvent(c->copy_stream, c->phase, 0));
   copier_ctx_t x = {comm, stream};
   hv__stage_copier_t cp = {&x, cp_to_host, cp_to_host_wait, cp_to_buffer, cp_to_buffer_wait};
-  return hv__staged_allreduce(comm, c->cross, &cp, buf, count, dtype, wire_op,
+  return hv__staged_allreduce(&comm->host, c->cross, &cp, buf, count, dtype, wire_op,
                               op == HV_AVERAGE ? (double)comm->size : 0, c->staging, c->slot_bytes);
 }
 
@@ -294,8 +294,8 @@ static hv_result_t begin(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dty
   long long v[8] = {coll, (long long)count, (long long)dtype, op_or_root};
   for (int i = 0; i < 4; i++) v[4 + i] = -v[i];
   MPI_Request req;
-  HV_MPI_CHECK(comm, MPI_Iallreduce(MPI_IN_PLACE, v, 8, MPI_LONG_LONG, MPI_MAX, c->all, &req));
-  HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "the argument check of a GPU collective", 1));
+  HV_MPI_CHECK(&comm->host.errors, MPI_Iallreduce(MPI_IN_PLACE, v, 8, MPI_LONG_LONG, MPI_MAX, c->all, &req));
+  HV_CHECK(hv__wait_mpi(&comm->host, 1, &req, "the argument check of a GPU collective", 1));
   static const char *const what[] = {"collective", "count", "dtype", "op or root"};
   for (int i = 0; i < 4; i++)
     if (v[i] != -v[4 + i])
@@ -407,8 +407,8 @@ hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbu
   CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
   HV_CHECK(wait_gpu(comm, query_event, c->phase, "the copy before a cross-node allgather"));
   MPI_Request req;
-  HV_MPI_CHECK(comm, MPI_Iallgather(MPI_IN_PLACE, 0, MPI_BYTE, dst, (int)bytes, MPI_BYTE, c->all, &req));
-  HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "the cross-node allgather of a device buffer", 0));
+  HV_MPI_CHECK(&comm->host.errors, MPI_Iallgather(MPI_IN_PLACE, 0, MPI_BYTE, dst, (int)bytes, MPI_BYTE, c->all, &req));
+  HV_CHECK(hv__wait_mpi(&comm->host, 1, &req, "the cross-node allgather of a device buffer", 0));
   if (!c->cuda_aware_mpi) {
     CUDA_CHECK(comm, cudaMemcpyAsync(recvbuf, dst, bytes * (size_t)comm->size, cudaMemcpyHostToDevice, stream));
     /* The pinned buffer is the next call's: the copy must have read it first. */
@@ -441,8 +441,8 @@ hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype
     CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
     HV_CHECK(wait_gpu(comm, query_event, c->phase, "a staging copy of a cross-node broadcast"));
     MPI_Request req;
-    HV_MPI_CHECK(comm, MPI_Ibcast(host, (int)len, MPI_BYTE, root, c->all, &req));
-    HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "the cross-node broadcast of a device buffer", 0));
+    HV_MPI_CHECK(&comm->host.errors, MPI_Ibcast(host, (int)len, MPI_BYTE, root, c->all, &req));
+    HV_CHECK(hv__wait_mpi(&comm->host, 1, &req, "the cross-node broadcast of a device buffer", 0));
     if (comm->rank != root)
       CUDA_CHECK(comm, cudaMemcpyAsync((char *)buf + done, host, len, cudaMemcpyHostToDevice, stream));
   }
@@ -520,8 +520,8 @@ hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf
   CUDA_CHECK(comm, cudaEventRecord(c->phase, stream));
   HV_CHECK(wait_gpu(comm, query_event, c->phase, "the work before a cross-node all-to-all"));
   MPI_Request req;
-  HV_MPI_CHECK(comm, MPI_Ialltoall(src, (int)block, MPI_BYTE, dst, (int)block, MPI_BYTE, c->all, &req));
-  HV_CHECK(hv__mpi_wait_all(comm, 1, &req, "the cross-node all-to-all of device buffers", 0));
+  HV_MPI_CHECK(&comm->host.errors, MPI_Ialltoall(src, (int)block, MPI_BYTE, dst, (int)block, MPI_BYTE, c->all, &req));
+  HV_CHECK(hv__wait_mpi(&comm->host, 1, &req, "the cross-node all-to-all of device buffers", 0));
   if (host) {
     CUDA_CHECK(comm, cudaMemcpyAsync(recvbuf, host + total, total, cudaMemcpyHostToDevice, stream));
     /* The pinned buffer is the next call's: the copy must have read it first. */

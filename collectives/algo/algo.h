@@ -1,0 +1,171 @@
+/* algo.h: the algorithms' context (a host, a transport, scratch) and every
+ * collective algorithm of hv: the allreduce table (ring, recursive doubling, shared
+ * memory, hierarchical, MPI's own), the ring phases, the non-blocking ring, and the
+ * other collectives (broadcast, allgather, reduce-scatter, alltoall). Files of
+ * collectives/algo/ include this header and checks.h only, never the engine's: the
+ * algorithms run unchanged under the engine, in a test's in-process ranks
+ * (transport_local.c) and in a simulator. They run on whatever thread calls them and
+ * never allocate once their scratch has grown to the job's sizes. */
+#ifndef HV_ALGO_H
+#define HV_ALGO_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "checks.h"
+#include "host.h"
+#include "hv.h"
+#include "shm_region.h"
+#include "transport.h"
+
+/* The allreduce algorithms, by the names HV_ALLREDUCE_ALGO and hvbench take. */
+typedef enum {
+  HV__ALGO_AUTO = 0,
+  HV__ALGO_RING = 1,
+  HV__ALGO_RD = 2,
+  HV__ALGO_MPI = 3,
+  HV__ALGO_HIER = 4,
+  HV__ALGO_SHM = 5,
+  HV__NUM_ALGOS = 6
+} hv__algo_t;
+const char *hv__algo_name(hv__algo_t algo);
+/* The algorithm named `name` (case-insensitive), or -1. */
+int hv__algo_from_name(const char *name);
+
+typedef struct hv__algo_ctx {
+  const hv__algo_host_t *host; /* errors, timeout, fault polls, settings */
+  hv__transport_t transport;
+  MPI_Comm mpi; /* for the MPI library's own collectives; MPI_COMM_NULL in-process */
+  void *scratch;
+  size_t scratch_bytes;
+  size_t *seg_off; /* size + 1 entries: segment offsets, in elements */
+  hv__request_t *reqs; /* grow-only request array */
+  size_t reqs_cap;
+  /* Hierarchical algorithms: contexts over the ranks of my node and over the ranks
+   * with my local rank on every node (NULL when not set up). */
+  struct hv__algo_ctx *local, *cross;
+  int uniform_nodes; /* every node has the same number of ranks */
+  hv__shm_t *shm;    /* the node's shared-memory region, or NULL (then MPI carries it) */
+  /* On a local context, once a hierarchical allgather or broadcast has run: for each local rank q,
+   * the global ranks of q's cross group (nodes ints from q * nodes). */
+  int *groups;
+} hv__algo_ctx_t;
+
+/* A context over the ranks of mpi, carried by MPI point-to-point. */
+hv_result_t hv__algo_ctx_init_mpi(hv__algo_ctx_t *ctx, const hv__algo_host_t *host, MPI_Comm mpi);
+/* A context over a ready transport (in-process ranks): the MPI algorithm, and the
+ * hierarchical allgather and broadcast, which call MPI's collectives, are not
+ * available there. */
+hv_result_t hv__algo_ctx_init(hv__algo_ctx_t *ctx, const hv__algo_host_t *host, const hv__transport_t *transport);
+void hv__algo_ctx_free(hv__algo_ctx_t *ctx);
+/* Grow-only scratch space of at least bytes. */
+hv_result_t hv__algo_scratch(hv__algo_ctx_t *ctx, size_t bytes, void **out);
+hv_result_t hv__algo_reqs(hv__algo_ctx_t *ctx, size_t n, hv__request_t **out);
+
+/* Ring phases over arbitrary (possibly uneven, possibly empty) segments: segment i is
+ * elements [off[i], off[i+1]) of buf. Reduce-scatter leaves rank r with segment r
+ * reduced over all ranks; allgather starts from rank r owning segment r and leaves
+ * every rank with all segments. */
+hv_result_t hv__ring_reduce_scatter(hv__algo_ctx_t *ctx, void *buf, const size_t *off,
+                                    hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__ring_allgather(hv__algo_ctx_t *ctx, void *buf, const size_t *off,
+                               size_t elem_size);
+/* Splits count elements into size near-equal segments (the first count % size get one
+ * more) into ctx->seg_off. */
+void hv__ring_even_segments(hv__algo_ctx_t *ctx, size_t count);
+
+/* A non-blocking ring allreduce in place on buf over ctx's ranks (ring_nb.c), for a
+ * caller with other work to do meanwhile: start it, call progress now and then (it
+ * never blocks; *done = 1 when finished), and finish to wait for the rest (bounded by
+ * HV_TIMEOUT). It uses ctx's scratch, requests and segment offsets, so nothing else
+ * may run on ctx until it is finished. */
+typedef struct hv__ring_nb {
+  hv__algo_ctx_t *ctx;
+  char *data, *scratch;
+  size_t es;
+  hv_dtype_t dtype;
+  hv_op_t op;
+  int phase; /* 0 reduce-scatter, 1 allgather, 2 done */
+  int step;  /* within the phase; n-1: waiting for the phase's sends */
+  int whole; /* two ranks: one exchange of the whole buffer */
+  hv__request_t *recv, *sends;
+  int nsend;
+} hv__ring_nb_t;
+hv_result_t hv__ring_nb_start(hv__ring_nb_t *nb, hv__algo_ctx_t *ctx, void *buf, size_t count,
+                              hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__ring_nb_progress(hv__ring_nb_t *nb, int *done);
+hv_result_t hv__ring_nb_finish(hv__ring_nb_t *nb);
+
+/* The hierarchical allgather(v) and broadcast (hier_other.c), and whether to use them
+ * for a transfer of total_bytes: HV_HIERARCHICAL_ALLREDUCE=1 forces them when the job
+ * spans nodes, 0 forbids them; auto when it spans nodes with several ranks each.
+ * allgather: rank g's block is elements [off[g], off[g+1]) of buf (es bytes each). */
+int hv__hier_other_wanted(const hv__algo_ctx_t *ctx, size_t total_bytes);
+hv_result_t hv__broadcast_hier(hv__algo_ctx_t *ctx, void *buf, size_t bytes, int root);
+hv_result_t hv__allgather_hier(hv__algo_ctx_t *ctx, void *buf, const size_t *off, size_t es);
+
+typedef struct hv__allreduce_algo {
+  hv__algo_t id;
+  const char *name;
+  /* In-place allreduce of buf (count elements). AVERAGE is reduced as SUM: the caller
+   * divides while unpacking. */
+  hv_result_t (*run)(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+} hv__allreduce_algo_t;
+
+hv_result_t hv__allreduce_ring(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__allreduce_rd(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__allreduce_hier(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__allreduce_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+/* A fused allreduce's tensors where the caller keeps them: piece i is elements
+ * [start, start + count) of the fused buffer, read from send and written to recv
+ * (send == recv in place). Pieces are in order and adjacent: start[i + 1] =
+ * start[i] + count[i]. */
+typedef struct hv__piece {
+  const char *send;
+  char *recv;
+  size_t start, count;
+} hv__piece_t;
+/* Whether hv__allreduce_shm_pieces can run on ctx: every rank on one node, with the
+ * node's shared memory. */
+int hv__allreduce_shm_usable(const hv__algo_ctx_t *ctx);
+/* The shared-memory allreduce straight from the pieces' send buffers into their
+ * receive buffers: the fusion buffer's packing and unpacking copies are not needed. */
+hv_result_t hv__allreduce_shm_pieces(hv__algo_ctx_t *ctx, const hv__piece_t *pieces, size_t npieces,
+                                     hv_dtype_t dtype, hv_op_t op);
+/* The hierarchical allreduce with its node phases in shared memory (ctx->shm). */
+hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__allreduce_mpi(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+
+/* The algorithm for this size: forced by HV_ALLREDUCE_ALGO, else by the decision
+ * table (documented in allreduce_select.c). */
+const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__algo_t forced,
+                                                 size_t bytes);
+hv_result_t hv__allreduce_run(hv__algo_ctx_t *ctx, hv__algo_t forced, void *buf, size_t count,
+                              hv_dtype_t dtype, hv_op_t op, const char **algo_name);
+
+/* The other collectives, each in its file. All in place over ctx's ranks. */
+/* Broadcast (broadcast.c): bytes at buf from root; hierarchical across nodes when
+ * hv__hier_other_wanted, else MPI's, in pieces an int can count. */
+hv_result_t hv__broadcast(hv__algo_ctx_t *ctx, void *buf, size_t bytes, int root);
+/* Allgather(v) (allgather.c): rank q's block is elements [off[q], off[q+1]) of buf
+ * (es bytes each), each rank's own block already in place; hierarchical across nodes
+ * when wanted, else the ring. */
+hv_result_t hv__allgather(hv__algo_ctx_t *ctx, void *buf, const size_t *off, size_t es);
+/* Reduce-scatter of equal blocks (reducescatter.c): buf holds `size` blocks of
+ * `block` elements; afterwards block `rank` holds their reduction (AVERAGE as SUM). */
+hv_result_t hv__reducescatter(hv__algo_ctx_t *ctx, void *buf, size_t block, hv_dtype_t dtype, hv_op_t op);
+/* Alltoall (alltoall.c): block q (bytes) of send goes to rank q, block q of recv
+ * comes from rank q; every pair exchanges directly. */
+hv_result_t hv__alltoall(hv__algo_ctx_t *ctx, const void *send, void *recv, size_t bytes);
+
+/* Polls MPI requests until they complete or the host's HV_TIMEOUT passes, asking
+ * the host now and then whether a peer failed (wait_mpi.c); `what` names the
+ * operation; may_sleep for waits on peers that may be idle (negotiation), not for
+ * data. */
+hv_result_t hv__wait_mpi(const hv__algo_host_t *host, int n, MPI_Request *reqs, const char *what, int may_sleep);
+
+/* MPI datatype / op for a dtype, including user-defined ones for float16/bfloat16. */
+MPI_Datatype hv__mpi_datatype(hv_dtype_t dtype);
+MPI_Op hv__mpi_op(hv_dtype_t dtype, hv_op_t op);
+
+#endif

@@ -1,0 +1,75 @@
+/* allreduce_select.c: the table of allreduce algorithms and the choice among them.
+ *
+ * Decision table for HV_ALLREDUCE_ALGO=auto (measured with hvbench on one node,
+ * see the README):
+ *   one node with shared memory, any size      -> shm: small buffers with one barrier,
+ *                                                large ones copied in and out once
+ *                                                (2 ranks, --no-engine, medians of 3:
+ *                                                1.09x MPI at 4 KiB, 1.1-2.6x up to
+ *                                                16 MiB, 4.2-4.4x at 64-256 MiB; the
+ *                                                ring over MPI 0.8-1.2x up to 16 MiB,
+ *                                                recursive doubling 0.30x at 4 KiB)
+ *   size <= HV_SMALL_ALLREDUCE_BYTES (64 KiB)  -> recursive doubling: log2(p) latency
+ *                                                steps beat the ring's 2(p-1)
+ *   larger, job on several nodes with several  -> hierarchical: only one reduced copy
+ *   ranks each (same count per node)             per local slot crosses the network
+ *   larger, two ranks (on two nodes)           -> recursive doubling: one exchange of the
+ *                                                whole buffer moves the same bytes as the
+ *                                                ring (S each way); over a 1 Gbit/s
+ *                                                emulated link 64 MiB took 573 ms (94% of
+ *                                                the link) against the ring's 1045 ms,
+ *                                                whose chunked transfers in the two
+ *                                                directions take turns in Open MPI's TCP
+ *                                                transport instead of overlapping
+ *   larger otherwise                           -> ring: bandwidth-optimal
+ * HV_HIERARCHICAL_ALLREDUCE=1 forces hierarchical (above the small size), 0 forbids it.
+ * A single rank needs no communication at all. */
+#include <strings.h>
+
+#include "algo.h"
+
+static const char *const algo_names[HV__NUM_ALGOS] = {"auto", "ring", "rd", "mpi", "hier", "shm"};
+
+const char *hv__algo_name(hv__algo_t algo) {
+  return (unsigned)algo < HV__NUM_ALGOS ? algo_names[algo] : "?";
+}
+
+int hv__algo_from_name(const char *name) {
+  for (int i = 0; i < HV__NUM_ALGOS; i++)
+    if (strcasecmp(name, algo_names[i]) == 0) return i;
+  return -1;
+}
+
+static const hv__allreduce_algo_t algorithms[] = {
+    {HV__ALGO_RING, "ring", hv__allreduce_ring},
+    {HV__ALGO_RD, "rd", hv__allreduce_rd},
+    {HV__ALGO_MPI, "mpi", hv__allreduce_mpi},
+    {HV__ALGO_HIER, "hier", hv__allreduce_hier},
+    {HV__ALGO_SHM, "shm", hv__allreduce_shm},
+};
+
+const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__algo_t forced,
+                                                 size_t bytes) {
+  hv__algo_t want = forced;
+  if (want == HV__ALGO_AUTO) {
+    int hier_possible = ctx->local && ctx->cross && ctx->uniform_nodes;
+    int several_nodes = hier_possible && ctx->cross->transport.size > 1 && ctx->local->transport.size > 1;
+    if (hv__allreduce_shm_usable(ctx)) want = HV__ALGO_SHM;
+    else if (bytes <= ctx->host->small_allreduce_bytes) want = HV__ALGO_RD;
+    else if (hier_possible && (ctx->host->hierarchical == 1 || (ctx->host->hierarchical == -1 && several_nodes)))
+      want = HV__ALGO_HIER;
+    else if (ctx->transport.size == 2) want = HV__ALGO_RD;
+    else want = HV__ALGO_RING;
+  }
+  for (size_t i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++)
+    if (algorithms[i].id == want) return &algorithms[i];
+  return &algorithms[0];
+}
+
+hv_result_t hv__allreduce_run(hv__algo_ctx_t *ctx, hv__algo_t forced, void *buf, size_t count,
+                              hv_dtype_t dtype, hv_op_t op, const char **algo_name) {
+  const hv__allreduce_algo_t *algo = hv__allreduce_select(ctx, forced, count * hv_dtype_size(dtype));
+  if (algo_name) *algo_name = algo->name;
+  if (ctx->transport.size == 1) return HV_SUCCESS;
+  return algo->run(ctx, buf, count, dtype, op);
+}

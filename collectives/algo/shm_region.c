@@ -1,0 +1,171 @@
+/* shm_region.c: set-up, mapping and barrier of the node's shared-memory region (see
+ * shm_region.h). Local rank 0 creates the object with O_EXCL and mode 0600 under a
+ * name made of the job's id, its own pid, a per-process counter and 64 random bits
+ * (so another user can neither guess nor pre-create it), broadcasts the
+ * name, everyone maps it, a barrier, then rank 0 unlinks it: the mapping lives on
+ * until each process unmaps it or exits, the name does not. */
+#include "shm_region.h"
+
+#include "reduce.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+static atomic_uint region_counter;
+
+char *hv__shm_slot(const hv__shm_t *shm, int local_rank) {
+  return shm->slots + (size_t)local_rank * shm->slot_bytes;
+}
+
+void hv__shm_segment(const hv__shm_t *shm, size_t n, int q, size_t *start, size_t *len) {
+  const size_t l = (size_t)shm->local_size, base = n / l, extra = n % l;
+  *start = (size_t)q * base + ((size_t)q < extra ? (size_t)q : extra);
+  *len = base + ((size_t)q < extra);
+}
+
+size_t hv__shm_half_bytes(const hv__shm_t *shm) { return (shm->slot_bytes / 2) & ~(size_t)63; }
+
+/* Small enough that a block of dst stays in L1 between the copy (or the previous
+ * reduction) that writes it and the reduction that reads it back. */
+#define REDUCE_BLOCK_BYTES ((size_t)16 << 10)
+
+hv_result_t hv__shm_reduce_segment(const hv__shm_t *shm, char *dst, const char *own, char *publish,
+                                   size_t slot_offset, size_t count, hv_dtype_t dtype, hv_op_t op,
+                                   const hv__shm_poke_t *poke) {
+  const size_t es = hv_dtype_size(dtype), block = REDUCE_BLOCK_BYTES / es;
+  size_t since_poke = 0;
+  for (size_t done = 0; done < count; done += block) {
+    const size_t n = count - done < block ? count - done : block, at = done * es;
+    /* The first other slot is combined with own straight into dst: out of place, no
+     * copy of own first. */
+    const char *acc = own;
+    for (int q = 0; q < shm->local_size; q++)
+      if (q != shm->local_rank) {
+        hv__reduce_to(dst + at, acc + at, hv__shm_slot(shm, q) + slot_offset + at, n, dtype, op);
+        acc = dst;
+      }
+    if (acc != dst && n) memcpy(dst + at, own + at, n * es); /* alone on the node */
+    if (publish) memcpy(publish + at, dst + at, n * es);
+    since_poke += n * es;
+    if (poke && since_poke >= poke->every_bytes) {
+      since_poke = 0;
+      HV_CHECK(poke->fn(poke->arg));
+    }
+  }
+  return HV_SUCCESS;
+}
+
+size_t hv__shm_region_bytes(int local_size, size_t slot_bytes) {
+  return sizeof(hv__shm_header_t) + 64 + (size_t)local_size * ((slot_bytes + 63) & ~(size_t)63);
+}
+
+/* The region's layout over memory every local rank sees at the same offsets. */
+static void shm_lay_out(hv__shm_t *shm, void *memory) {
+  shm->header = memory;
+  shm->slots = (char *)memory + ((sizeof(hv__shm_header_t) + 63) & ~(size_t)63);
+}
+
+void hv__shm_attach(hv__shm_t *shm, const hv__algo_host_t *host, void *memory, int local_rank, int local_size,
+                    size_t slot_bytes) {
+  memset(shm, 0, sizeof *shm);
+  shm->host = host;
+  shm->local_rank = local_rank;
+  shm->local_size = local_size;
+  shm->slot_bytes = (slot_bytes + 63) & ~(size_t)63;
+  shm_lay_out(shm, memory);
+  shm->borrowed = 1;
+}
+
+hv_result_t hv__shm_create(hv__shm_t *shm, const hv__algo_host_t *host, MPI_Comm local, size_t slot_bytes) {
+  memset(shm, 0, sizeof *shm);
+  shm->host = host;
+  const hv__errors_t *errors = &host->errors;
+  HV_MPI_CHECK(errors, MPI_Comm_rank(local, &shm->local_rank));
+  HV_MPI_CHECK(errors, MPI_Comm_size(local, &shm->local_size));
+  shm->slot_bytes = (slot_bytes + 63) & ~(size_t)63;
+  shm->map_bytes = hv__shm_region_bytes(shm->local_size, slot_bytes);
+  char name[96] = {0};
+  int ok = 1;
+  if (shm->local_rank == 0) {
+    const char *job = getenv("SLURM_JOB_ID");
+    if (!job) job = getenv("OMPI_MCA_ess_base_jobid");
+    unsigned long long nonce = 0;
+    if (getrandom(&nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce) nonce ^= (unsigned long long)time(NULL);
+    snprintf(name, sizeof name, "/hv-%s-%ld-%u-%016llx", job ? job : "x", (long)getpid(),
+             atomic_fetch_add(&region_counter, 1), nonce);
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)shm->map_bytes) != 0) {
+      HV_LOG(HV__LOG_INFO, "shared memory '%s' unavailable (%s): intra-node traffic goes through MPI", name,
+             strerror(errno));
+      if (fd >= 0) close(fd), shm_unlink(name);
+      ok = 0;
+      name[0] = '\0';
+    } else {
+      close(fd);
+    }
+  }
+  HV_MPI_CHECK(errors, MPI_Bcast(name, sizeof name, MPI_CHAR, 0, local));
+  if (!name[0]) return HV_ERR_UNSUPPORTED;
+  void *map = MAP_FAILED;
+  int fd = shm_open(name, O_RDWR, 0600);
+  if (fd >= 0) {
+    map = mmap(NULL, shm->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+  }
+  ok = map != MAP_FAILED;
+  int all_ok = 0;
+  HV_MPI_CHECK(errors, MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, local));
+  if (shm->local_rank == 0) shm_unlink(name); /* everyone has it mapped (or gave up) */
+  if (!all_ok) {
+    if (map != MAP_FAILED) munmap(map, shm->map_bytes);
+    return HV_ERR_UNSUPPORTED;
+  }
+  shm_lay_out(shm, map);
+  shm->my_sense = 0;
+  return HV_SUCCESS;
+}
+
+void hv__shm_destroy(hv__shm_t *shm) {
+  if (shm->header && !shm->borrowed) munmap(shm->header, shm->map_bytes);
+  memset(shm, 0, sizeof *shm);
+}
+
+hv_result_t hv__shm_barrier(hv__shm_t *shm) {
+  unsigned sense = shm->my_sense ^ 1u;
+  shm->my_sense = sense;
+  if (atomic_fetch_add_explicit(&shm->header->arrived, 1, memory_order_acq_rel) + 1 == (unsigned)shm->local_size) {
+    atomic_store_explicit(&shm->header->arrived, 0, memory_order_relaxed);
+    atomic_store_explicit(&shm->header->sense, sense, memory_order_release);
+    return HV_SUCCESS;
+  }
+  double start = hv__now_us();
+  hv__wait_watch_t watch = {0, 0};
+  for (unsigned iter = 0; atomic_load_explicit(&shm->header->sense, memory_order_acquire) != sense; iter++) {
+    if ((iter & 255) == 255) {
+      double waited = hv__now_us() - start;
+      /* A local rank killed in the middle of the barrier never arrives: fault.c sees
+       * its pid gone (or stopped) and names it. */
+      const char *what = "a shared-memory barrier of the node";
+      HV_CHECK(hv__algo_host_poll(shm->host, &watch, waited, what));
+      if (shm->host->timeout_s > 0 && waited > shm->host->timeout_s * 1e6) return hv__algo_host_timeout(shm->host, what);
+      if (waited > 50) sched_yield();
+    }
+  }
+  return HV_SUCCESS;
+}
+
+hv_result_t hv__shm_settle(hv__shm_t *shm) {
+  if (!shm->small_pending && !shm->whole_pending) return HV_SUCCESS;
+  shm->small_pending = shm->whole_pending = 0;
+  return hv__shm_barrier(shm);
+}

@@ -1,0 +1,76 @@
+/* shm_region.h: a POSIX shared-memory region shared by the ranks of one node, for
+ * the intra-node phases of allreduce on CPU buffers. Created once per communicator
+ * (owner-only permissions, a name unique to the job, node and communicator) and
+ * unlinked as soon as every local rank has mapped it, so nothing is left in
+ * /dev/shm even when the job is killed. Holds one slot per local rank and a
+ * sense-reversing barrier. */
+#ifndef HV_SHM_REGION_H
+#define HV_SHM_REGION_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "host.h"
+#include "hv.h"
+
+typedef struct hv__shm_header {
+  _Alignas(64) atomic_uint arrived;
+  _Alignas(64) atomic_uint sense;
+} hv__shm_header_t;
+
+typedef struct hv__shm {
+  hv__shm_header_t *header;
+  char *slots; /* local_size slots of slot_bytes, 64-byte aligned */
+  size_t slot_bytes, map_bytes;
+  int local_rank, local_size;
+  unsigned my_sense;
+  const hv__algo_host_t *host; /* its timeout and fault polls bound the barrier */
+  int borrowed;                /* attached to the caller's memory: not unmapped here */
+  /* Small allreduces (allreduce_shm.c) alternate between the two halves of the slots
+   * and end without a barrier: small_calls picks the half, and small_pending says a
+   * peer may still be reading one, so a user of whole slots must settle first. */
+  unsigned small_calls;
+  int small_pending;
+  /* A large allreduce ended without its closing barrier: peers may still be copying
+   * out of any part of the slots, so even a small allreduce settles first. */
+  int whole_pending;
+} hv__shm_t;
+
+/* Collective over the local communicator. On failure (no /dev/shm, no memory) returns
+ * an error; the caller then simply does without shared memory. */
+hv_result_t hv__shm_create(hv__shm_t *shm, const hv__algo_host_t *host, MPI_Comm local, size_t slot_bytes);
+/* The bytes of a region of local_size slots, and a region over memory the caller
+ * already shares among its local ranks (zeroed; in-process ranks use one malloc). */
+size_t hv__shm_region_bytes(int local_size, size_t slot_bytes);
+void hv__shm_attach(hv__shm_t *shm, const hv__algo_host_t *host, void *memory, int local_rank, int local_size,
+                    size_t slot_bytes);
+void hv__shm_destroy(hv__shm_t *shm);
+char *hv__shm_slot(const hv__shm_t *shm, int local_rank);
+/* Segment q of an n-element piece split over the local ranks (the first n % l get one
+ * more): the part local rank q reduces. */
+void hv__shm_segment(const hv__shm_t *shm, size_t n, int q, size_t *start, size_t *len);
+/* Bytes of half a slot (64-byte aligned): the small allreduce's alternating halves. */
+size_t hv__shm_half_bytes(const hv__shm_t *shm);
+/* Waits until every local rank arrived; HV_ERR_TIMEOUT after the communicator's
+ * HV_TIMEOUT (a local peer died or stopped). */
+hv_result_t hv__shm_barrier(hv__shm_t *shm);
+/* Something to call every every_bytes of a long local phase (the hierarchical
+ * allreduce advances its cross-node transfer there). */
+typedef struct hv__shm_poke {
+  hv_result_t (*fn)(void *arg);
+  void *arg;
+  size_t every_bytes;
+} hv__shm_poke_t;
+/* This rank's segment of a piece: dst = own op (the same segment of every other local
+ * rank's slot, at slot_offset), in local-rank order, and the result also copied to
+ * publish when not NULL. dst may be own (in place). Works in blocks small enough for
+ * L1, so dst is written once and each block is read back from the cache, not from
+ * memory. poke may be NULL. */
+hv_result_t hv__shm_reduce_segment(const hv__shm_t *shm, char *dst, const char *own, char *publish,
+                                   size_t slot_offset, size_t count, hv_dtype_t dtype, hv_op_t op,
+                                   const hv__shm_poke_t *poke);
+/* Before writing whole slots: a barrier if a peer may still be reading them. */
+hv_result_t hv__shm_settle(hv__shm_t *shm);
+
+#endif

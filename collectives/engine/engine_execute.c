@@ -1,0 +1,126 @@
+/* engine_execute.c: runs the execution list of a negotiation round, in order, on
+ * every rank: allreduce requests fused (fusion.c), the other collectives one by one
+ * through their algorithms (algo/), each request completed or failed here. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hv_internal.h"
+#include "reduce.h"
+#include "timeline.h"
+
+/* memmove that accepts NULL buffers when there is nothing to move (count 0 tensors
+ * may come with NULL pointers; the C library's functions must not see those). */
+void hv__move_bytes(void *dst, const void *src, size_t n) {
+  if (n && dst != src) memmove(dst, src, n);
+}
+
+/* A failed collective leaves the ranks out of step (some finished it, some did not,
+ * a peer may be gone): nothing more can run on this communicator. The entries from
+ * `from` on, not completed, move to the front of the list; the engine logs them and
+ * fails them with the cause. */
+/* Appends h to the execution list; -1 when out of memory. */
+int hv__exec_add(hv_comm_t *comm, struct hv_handle *h) {
+  if (comm->exec_count == comm->exec_cap) {
+    size_t cap = comm->exec_cap ? comm->exec_cap * 2 : 64;
+    hv__exec_t *e = realloc(comm->exec, cap * sizeof *e);
+    if (!e) return -1;
+    comm->exec = e;
+    comm->exec_cap = cap;
+  }
+  comm->exec[comm->exec_count++].handle = h;
+  return 0;
+}
+
+hv_result_t hv__exec_stop_at(hv_comm_t *comm, size_t from, hv_result_t rc) {
+  memmove(comm->exec, comm->exec + from, (comm->exec_count - from) * sizeof *comm->exec);
+  comm->exec_count -= from;
+  return rc;
+}
+
+static hv_result_t run_broadcast(hv_comm_t *comm, struct hv_handle *h) {
+  size_t bytes = h->meta.count * hv_dtype_size((hv_dtype_t)h->meta.dtype);
+  return hv__broadcast(&comm->algo, h->recvbuf, bytes, h->meta.root);
+}
+
+/* Allgather and allgatherv: in the receive buffer, with segments sized by each
+ * rank's count. */
+static hv_result_t run_allgather(hv_comm_t *comm, struct hv_handle *h, char **detail) {
+  size_t es = hv_dtype_size((hv_dtype_t)h->meta.dtype);
+  size_t *off = comm->algo.seg_off;
+  off[0] = 0;
+  for (int q = 0; q < comm->size; q++)
+    off[q + 1] = off[q] + (h->all_counts ? h->all_counts[q] : h->meta.count);
+  size_t total = off[comm->size];
+  char *dest = h->recvbuf;
+  if (h->meta.coll == HV__COLL_ALLGATHERV) {
+    for (int q = 0; q < comm->size; q++) h->recvcounts[q] = off[q + 1] - off[q];
+    if (total > h->recv_capacity) {
+      /* Every other rank runs the ring regardless: take part through scratch space,
+       * then fail this rank's handle with the size it needs. */
+      HV_CHECK(hv__algo_scratch(&comm->algo, total * es + 1, (void **)&dest));
+      *detail = hv__strdup_printf("tensor '%s': allgatherv needs a receive capacity of %zu elements, "
+                                  "but rank %d gave %zu", h->name, total, comm->rank, h->recv_capacity);
+    }
+  }
+  char *mine = dest + off[comm->rank] * es;
+  hv__move_bytes(mine, h->sendbuf, (off[comm->rank + 1] - off[comm->rank]) * es);
+  return hv__allgather(&comm->algo, dest, off, es);
+}
+
+/* Reduce-scatter: the send buffer is copied into the fusion buffer, reduced there,
+ * and this rank's block copied out (divided for AVERAGE). */
+static hv_result_t run_reducescatter(hv_comm_t *comm, struct hv_handle *h) {
+  hv_dtype_t dt = (hv_dtype_t)h->meta.dtype;
+  size_t es = hv_dtype_size(dt), block = h->meta.count;
+  if (block == 0) return HV_SUCCESS;
+  HV_CHECK(hv__fusion_reserve(comm, block * (size_t)comm->size * es));
+  memcpy(comm->fusion_buf, h->sendbuf, block * (size_t)comm->size * es);
+  HV_CHECK(hv__reducescatter(&comm->algo, comm->fusion_buf, block, dt, (hv_op_t)h->meta.op));
+  memcpy(h->recvbuf, (char *)comm->fusion_buf + (size_t)comm->rank * block * es, block * es);
+  if (h->meta.op == HV_AVERAGE) hv__divide(h->recvbuf, block, dt, comm->size);
+  return HV_SUCCESS;
+}
+
+static hv_result_t run_alltoall(hv_comm_t *comm, struct hv_handle *h) {
+  size_t bytes = h->meta.count * hv_dtype_size((hv_dtype_t)h->meta.dtype);
+  return hv__alltoall(&comm->algo, h->sendbuf, h->recvbuf, bytes);
+}
+
+hv_result_t hv__execute_list(hv_comm_t *comm) {
+  size_t i = 0;
+  while (i < comm->exec_count) {
+    struct hv_handle *h = comm->exec[i].handle;
+    hv_result_t rc = HV_SUCCESS;
+    size_t end = i + 1;
+    if (h->meta.coll == HV__COLL_ALLREDUCE) {
+      while (end < comm->exec_count && hv__fusion_fusable(h, comm->exec[end].handle)) end++;
+      HV_CHECK(hv__fusion_run_allreduce(comm, i, end));
+      i = end;
+      continue;
+    }
+    double t0 = hv__now_us();
+    char *detail = NULL;
+    switch ((hv__coll_t)h->meta.coll) {
+      case HV__COLL_BROADCAST: rc = run_broadcast(comm, h); break;
+      case HV__COLL_ALLGATHER:
+      case HV__COLL_ALLGATHERV: rc = run_allgather(comm, h, &detail); break;
+      case HV__COLL_REDUCESCATTER: rc = run_reducescatter(comm, h); break;
+      case HV__COLL_ALLTOALL: rc = run_alltoall(comm, h); break;
+      case HV__COLL_BARRIER: break;
+      default: rc = hv__set_error(comm, HV_ERR_INTERNAL, "unknown collective %d", h->meta.coll);
+    }
+    if (comm->timeline)
+      hv__timeline_span(comm->timeline, h->name, hv__coll_name((hv__coll_t)h->meta.coll), t0, hv__now_us());
+    if (rc != HV_SUCCESS) {
+      free(detail);
+      return hv__exec_stop_at(comm, i, rc);
+    } else if (detail) {
+      hv__handle_complete(h, HV_ERR_INVALID_ARGUMENT, detail);
+    } else {
+      hv__handle_complete(h, HV_SUCCESS, NULL);
+    }
+    i++;
+  }
+  comm->exec_count = 0;
+  return HV_SUCCESS;
+}

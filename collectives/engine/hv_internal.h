@@ -1,0 +1,258 @@
+/* hv_internal.h: the engine's internal types, shared by the files of collectives/.
+ *
+ * A request (struct hv_handle) travels: user thread -> comm queue (mutex) ->
+ * background thread's pending table -> negotiation (engine_negotiate.c) ->
+ * execution list -> fusion + algorithm -> completion (done_cv wakes hv_wait).
+ * Everything below the queue is touched by the background thread only, so it needs
+ * no lock.
+ */
+#ifndef HV_INTERNAL_H
+#define HV_INTERNAL_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "hashmap.h"
+#include "algo.h"
+#include "hv.h"
+#include "response_cache.h"
+#include "transport.h"
+
+typedef enum {
+  HV__COLL_ALLREDUCE = 0,
+  HV__COLL_ALLGATHER = 1,
+  HV__COLL_ALLGATHERV = 2,
+  HV__COLL_BROADCAST = 3,
+  HV__COLL_REDUCESCATTER = 4,
+  HV__COLL_ALLTOALL = 5,
+  HV__COLL_BARRIER = 6,
+  HV__NUM_COLLS = 7
+} hv__coll_t;
+
+const char *hv__coll_name(hv__coll_t coll);
+
+/* What every rank must agree on for one name: compared by the coordinator. */
+typedef struct hv__meta {
+  uint8_t coll;        /* hv__coll_t */
+  uint8_t dtype;       /* hv_dtype_t */
+  uint8_t op;          /* hv_op_t (allreduce, reducescatter) */
+  uint8_t compression; /* resolved: NONE, FP16 or BF16 */
+  int32_t root;        /* broadcast */
+  uint64_t count;      /* elements contributed by this rank (a group's: all its tensors') */
+  uint64_t layout;     /* grouped allreduce: a hash of its list of counts; else 0 */
+  uint64_t ntensors;   /* grouped allreduce: how many tensors; else 0 */
+} hv__meta_t;
+
+struct hv_handle {
+  hv_comm_t *comm;
+  char *name; /* stored after the handle, in its block */
+  uint64_t name_hash; /* hv__hash_string(name), computed once at submission */
+  hv__meta_t meta;
+  const void *sendbuf; /* collectives other than allreduce */
+  void *recvbuf;
+  /* Allreduce: its tensors, each reduced from its sendbuf into its recvbuf; a plain
+   * allreduce points at `single`, a grouped one at its copy of the caller's list
+   * (stored after the handle, in its block). */
+  const hv_tensor_t *tensors;
+  size_t ntensors;
+  hv_tensor_t single;
+  double prescale, postscale;
+  size_t recv_capacity; /* allgatherv */
+  size_t *recvcounts;   /* allgatherv: size entries, filled at completion */
+
+  /* state owned by the background thread */
+  int cache_bit;        /* bit set in the last negotiation vector, or -1 */
+  size_t pending_pos;   /* its index in comm->pending_list while pending */
+  int reported_full;    /* sent to the coordinator in full (cache miss) */
+  const uint64_t *all_counts; /* allgatherv: every rank's count (cache or own copy) */
+  uint64_t *own_counts;       /* allgatherv not cached: an aligned copy of the response's */
+  double t_submit, t_dequeue, t_stall_reported;
+  struct hv_handle *next; /* queue / list link */
+
+  /* completion: written under comm->mutex; read lock-free by hv_wait's short spin */
+  atomic_int done;
+  hv_result_t result;
+  char *error; /* detail of a failure, or NULL */
+};
+
+/* A growable byte buffer (negotiation messages). */
+typedef struct hv__bytes {
+  char *data;
+  size_t len, cap;
+} hv__bytes_t;
+
+/* One entry of the execution list produced by a negotiation round. */
+typedef struct hv__exec {
+  struct hv_handle *handle;
+} hv__exec_t;
+
+struct hv_comm {
+  /* set at init, read-only afterwards */
+  MPI_Comm mpi;   /* our duplicate: negotiation and data */
+  MPI_Comm local; /* ranks on my node */
+  MPI_Comm cross; /* ranks with my local rank on every node */
+  int rank, size, local_rank, local_size, cross_rank, cross_size;
+  int spin_ok;  /* this rank has a core for each of its two busy threads: short spins pay */
+  char (*hosts)[64]; /* every rank's host name, to name a peer that stops answering */
+  MPI_Comm bench_mpi; /* for algorithms called directly (hv_internal_bench.h) */
+  hv__config_t config;
+  hv__algo_host_t host;      /* what the algorithms see of this communicator (comm.c) */
+  hv__algo_ctx_t algo;       /* the background thread's algorithm context */
+  hv__algo_ctx_t bench_algo; /* a user thread's, for hv_bench_allreduce_algorithm */
+  hv__algo_ctx_t algo_local, algo_cross; /* hierarchical phases (shared by both) */
+  hv__shm_t shm; /* the node's shared-memory region (shm.header NULL: none) */
+  struct hv__fault *fault; /* lost and stopped peers, fault notices, shutdown reason (fault.c) */
+  struct hv__cuda *cuda;   /* hv_cuda.h's state (cuda/cuda_comm.c), NULL in builds without it */
+
+  /* user side, guarded by mutex */
+  pthread_mutex_t mutex;
+  pthread_cond_t queue_cv; /* background thread waits for work */
+  pthread_cond_t done_cv;  /* hv_wait waits for completions */
+  struct hv_handle *queue_head, *queue_tail;
+  hv__map_t names_in_flight; /* name -> handle, submitted and not completed: rejects a name
+                                pending twice, and finds the handle a coordinator response names */
+  atomic_int queued; /* requests in the queue: the engine's lock-free peek */
+  int shutdown_requested;
+  int engine_stopped; /* the background thread has finished; new submits fail */
+  hv_result_t async_error;
+  char last_error[1024];
+  uint64_t barrier_seq; /* names barriers in call order */
+
+  pthread_t thread;
+  int thread_started;
+
+  /* Rounds are run by the background thread, or by a thread waiting in a blocking call
+   * while the background thread is idle (engine_inline.c). Whoever holds round_lock
+   * owns everything from here down. */
+  pthread_mutex_t round_lock;
+  hv_result_t round_failure; /* an inline round failed: the background thread stops with it */
+  int round_agreed;          /* an inline round agreed on shutdown */
+  int rounds_over;           /* the background thread has left its loop: no more rounds */
+  /* Dequeue order, for deterministic bit setting. A removed handle leaves a hole
+   * (NULL) until hv__pending_compact: a round that starts a fused batch of hundreds
+   * removes them all, and closing each gap at once cost a memmove per tensor. */
+  struct hv_handle **pending_list;
+  size_t pending_count; /* handles pending (pending_list's entries that are not holes) */
+  size_t pending_len, pending_cap; /* entries of pending_list in use (holes included), allocated */
+  struct hv_handle **bit_owner; /* cache bit -> the pending handle that set it this round */
+  hv__cache_t cache;
+  struct hv__coordinator *coordinator; /* rank 0 only */
+  hv__exec_t *exec;
+  size_t exec_count, exec_cap;
+  uint64_t *vec, *vec_out, *vec_tmp; /* negotiation bit vectors */
+  hv__bytes_t misses;   /* serialised cache misses of this round */
+  hv__bytes_t response; /* the coordinator's responses, as received */
+  void *fusion_buf; /* grow-only fusion buffer */
+  size_t fusion_bytes;
+  struct hv__piece *pieces; /* a batch's tensors for hv__allreduce_shm_pieces (grow-only) */
+  struct hv_handle **piece_owner; /* the request of each piece (pieces_cap entries) */
+  size_t pieces_cap;
+  struct hv__timeline *timeline;
+  uint64_t round;
+};
+
+/* ---- errors (result.c) ---- */
+/* Records the detail of an error on the communicator (and logs it at debug level);
+ * returns code so callers can `return hv__set_error(...)`. comm NULL: hv_init's. */
+hv_result_t hv__set_error(hv_comm_t *comm, hv_result_t code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The communicator's error sink (owner: the hv_comm_t, or NULL for hv_init's). */
+void hv__comm_record_error(void *owner, const char *msg);
+
+/* ---- faults of other ranks (fault.c) ---- */
+/* The communicator whose rounds this thread runs now (the background thread, or a
+ * thread running rounds inline), else NULL. */
+extern _Thread_local hv_comm_t *hv__engine_thread_comm;
+/* Collective, at init: exchanges pids, picks the peers of this host to watch, posts the
+ * receive of fault notices. */
+hv_result_t hv__fault_init(hv_comm_t *comm);
+void hv__fault_free(hv_comm_t *comm);
+/* Called by every wait on peers with the time waited so far (cheap until a wait lasts
+ * 10 ms): fails with HV_ERR_ABORTED naming a peer whose process is gone, with
+ * HV_ERR_STALLED past HV_STALL_SHUTDOWN_TIME, with the error of another rank's notice
+ * (the first error wins), and warns past HV_STALL_CHECK_TIME. `what` names the wait. */
+hv_result_t hv__fault_poll(hv_comm_t *comm, hv__wait_watch_t *ww, double waited_us, const char *what);
+/* The same two as the algorithm host's callbacks (owner: the hv_comm_t). */
+hv_result_t hv__fault_poll_host(void *owner, hv__wait_watch_t *ww, double waited_us, const char *what);
+void hv__fault_stopped_note_host(void *owner, char *out, size_t len);
+/* "; rank Q on host H (pid P) is stopped (...)" for a stopped peer of this host, or "". */
+void hv__fault_stopped_note(hv_comm_t *comm, char *out, size_t len);
+/* Engine thread, after `failure` stopped it and its line is logged: when the cause is a
+ * fault of another rank (lost, stopped, HV_TIMEOUT), tells every other rank, and waits
+ * (at most 1 s) until every other survivor has told it too, so that no survivor exits
+ * (and makes the launcher kill the rest) before all have printed. */
+void hv__fault_report(hv_comm_t *comm, hv_result_t failure);
+/* Background thread, once stopped by `failure`: an MPI call that failed outright is
+ * given half a second for a notice (or a watched pid) that names a lost peer; returns
+ * that error (and records it for hv__fault_report) or `failure` unchanged. */
+hv_result_t hv__fault_explain(hv_comm_t *comm, hv_result_t failure);
+/* Collective, in the round that agrees to shut down: the lowest rank that called
+ * hv_shutdown sends its last error to all; the others log what it leaves unfinished. */
+hv_result_t hv__fault_shutdown_reason(hv_comm_t *comm, int want_shutdown);
+/* Why the engine stopped on a shutdown (for the requests it fails); returns 1 when
+ * another rank asked for it, 0 when this one did. */
+int hv__fault_shutdown_why(hv_comm_t *comm, char *out, size_t len);
+/* The names of the requests still on the execution list (with_exec), pending, and in
+ * `queued` (a list by ->next), quoted and comma-separated into out; returns how many.
+ * Engine thread only (and comm->mutex held when `queued` is the communicator's queue). */
+size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_exec, const struct hv_handle *queued);
+
+
+/* ---- handles (handle.c) ---- */
+/* Completes a handle: records result/detail, wakes waiters, removes the name from the
+ * in-flight set. Takes comm->mutex. */
+void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_detail);
+/* Completes exec[0..n) successfully under one lock, with one wake-up. */
+void hv__handles_complete(hv_comm_t *comm, const hv__exec_t *exec, size_t n);
+void hv__handle_free(struct hv_handle *h);
+
+/* ---- engine (engine.c, engine_negotiate.c, engine_execute.c) ---- */
+hv_result_t hv__engine_start(hv_comm_t *comm);
+/* Asks the background thread to stop and joins it. */
+void hv__engine_stop(hv_comm_t *comm);
+/* out = AND over ranks of in (words uint64); tmp is scratch of the same size. */
+hv_result_t hv__negotiate_vector_and(hv_comm_t *comm, const uint64_t *in, uint64_t *out, uint64_t *tmp, int words);
+hv_result_t hv__negotiate_round(hv_comm_t *comm, int shutdown, int *shutdown_agreed,
+                                int *productive);
+hv_result_t hv__execute_list(hv_comm_t *comm);
+/* memmove that accepts NULL buffers when there is nothing to move (count 0 tensors
+ * may come with NULL pointers; the C library's functions must not see those). */
+void hv__move_bytes(void *dst, const void *src, size_t n);
+/* A collective of exec[from] failed: exec[from, count) move to the front of the
+ * list, for the engine to fail with rc (engine_execute.c). Returns rc. */
+hv_result_t hv__exec_stop_at(hv_comm_t *comm, size_t from, hv_result_t rc);
+int hv__exec_add(hv_comm_t *comm, struct hv_handle *h); /* -1 when out of memory */
+/* ---- fusion (fusion.c) ---- */
+/* Whether allreduce b can be fused after a (same wire dtype and reduction). */
+int hv__fusion_fusable(const struct hv_handle *a, const struct hv_handle *b);
+/* Runs exec[from, to), allreduce requests sharing wire dtype and op, as fused
+ * batches of whole tensors, completing each request with its last batch. */
+hv_result_t hv__fusion_run_allreduce(hv_comm_t *comm, size_t from, size_t to);
+/* The grow-only fusion buffer, at least bytes long. */
+hv_result_t hv__fusion_reserve(hv_comm_t *comm, size_t bytes);
+/* One round and its execution list (engine_inline.c); round_lock held. */
+hv_result_t hv__round(hv_comm_t *comm, int shutdown, int *shutdown_agreed, int *productive);
+/* Blocking calls: takes round_lock if it is free (returns 1), so the request can be
+ * submitted without waking the background thread and then run inline. */
+int hv__inline_begin(hv_comm_t *comm);
+/* Runs a few rounds on this thread until h completes, if round_lock is free (or
+ * `locked`: taken by hv__inline_begin); releases it and wakes the background thread
+ * for whatever is left. */
+void hv__inline_rounds(hv_comm_t *comm, struct hv_handle *h, int locked);
+/* Set on this thread by a blocking call around its submission: the background
+ * thread is not woken, the caller runs the round itself. */
+extern _Thread_local int hv__submit_quiet;
+/* Fails every pending handle of the background thread with result/message. */
+void hv__fail_all_pending(hv_comm_t *comm, hv_result_t result, const char *why);
+void hv__pending_remove(hv_comm_t *comm, struct hv_handle *h);
+/* Closes the holes removals left in comm->pending_list, keeping the order. */
+void hv__pending_compact(hv_comm_t *comm);
+hv_result_t hv__coordinator_create(hv_comm_t *comm);
+void hv__coordinator_destroy(hv_comm_t *comm);
+
+#endif /* HV_INTERNAL_H */

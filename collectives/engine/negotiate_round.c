@@ -1,0 +1,233 @@
+/* negotiate_round.c: one negotiation round, run by every rank's background thread
+ * in lockstep. It decides which pending names are ready on every rank, in one global
+ * order, and turns them into the execution list.
+ *
+ *  1. Dequeue newly submitted requests into the pending table.
+ *  2. Each pending request whose name is in the response cache with identical
+ *     metadata sets its bit; the others (cache misses) are serialised in full.
+ *  3. One allreduce (bitwise AND) of [bits | ~bits | ~flags] gives: the bits set on
+ *     every rank (ready: executed in bit order, no coordinator), and the OR of flags
+ *     (someone has misses to send, wants a stall report, or shuts down).
+ *  4. Only when a flag is up: the misses are gathered to rank 0 (the coordinator),
+ *     which records which rank has which name, checks that metadata agrees once a
+ *     name is everywhere, and broadcasts responses: OK (also inserted in every
+ *     rank's cache at the same bit), ERROR (mismatch or stall: the handle fails on
+ *     every rank holding it), EVICT (a rank sent a cached name with other metadata:
+ *     every rank drops it and re-sends it in full next round, so the coordinator sees
+ *     all values and can name the mismatch).
+ * In steady state (same names every step) a round is one small allreduce: Horovod's
+ * response cache. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "negotiate.h"
+#include "timeline.h"
+
+/* Builds this rank's vector and the serialised cache misses; returns the flags. */
+static unsigned build_vector(hv_comm_t *comm, hv__bytes_t *misses, int want_shutdown) {
+  size_t W = (comm->cache.capacity + 63) / 64;
+  memset(comm->vec, 0, sizeof(uint64_t) * W);
+  misses->len = 0;
+  uint32_t nmiss = 0;
+  hv__bytes_put(misses, &nmiss, sizeof nmiss);
+  double now = hv__now_us();
+  int stall = 0;
+  hv__pending_compact(comm);
+  for (size_t i = 0; i < comm->pending_count; i++) {
+    struct hv_handle *h = comm->pending_list[i];
+    if (!h->reported_full) {
+      int bit = hv__cache_lookup(&comm->cache, h->name, h->name_hash, &h->meta);
+      h->cache_bit = bit;
+      if (bit >= 0) {
+        comm->vec[bit / 64] |= 1ull << (bit % 64);
+        comm->bit_owner[bit] = h;
+      } else {
+        if (hv__bytes_put(misses, &h->meta, sizeof h->meta) || hv__put_name(misses, h->name)) continue;
+        h->reported_full = 1;
+        nmiss++;
+      }
+    }
+    double age_s = (now - h->t_submit) * 1e-6;
+    double check = comm->config.stall_check_s;
+    if (check > 0 && age_s > check && (now - h->t_stall_reported) * 1e-6 > check) {
+      h->t_stall_reported = now;
+      stall = 1;
+    }
+    if (comm->config.stall_shutdown_s > 0 && age_s > comm->config.stall_shutdown_s) stall = 1;
+  }
+  memcpy(misses->data, &nmiss, sizeof nmiss);
+  for (size_t w = 0; w < W; w++) comm->vec[W + w] = ~comm->vec[w];
+  unsigned flags = (nmiss ? HV__FLAG_UNCACHED : 0) | (stall ? HV__FLAG_STALL : 0) |
+                   (want_shutdown ? HV__FLAG_SHUTDOWN : 0);
+  comm->vec[2 * W] = ~(uint64_t)flags;
+  return flags;
+}
+
+static void append_stall_list(hv_comm_t *comm, hv__bytes_t *out) {
+  hv__pending_compact(comm);
+  uint32_t count = (uint32_t)comm->pending_count;
+  hv__bytes_put(out, &count, sizeof count);
+  double now = hv__now_us();
+  for (size_t i = 0; i < comm->pending_count; i++) {
+    struct hv_handle *h = comm->pending_list[i];
+    double age = (now - h->t_submit) * 1e-6;
+    hv__put_name(out, h->name);
+    hv__bytes_put(out, &age, sizeof age);
+  }
+}
+
+/* Applies the coordinator's responses, in order, on this rank. */
+static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len) {
+  hv__reader_t r = {data, data + len, 0};
+  int n = comm->size;
+  while (r.p < r.end && !r.bad) {
+    uint8_t kind, code;
+    hv__meta_t meta;
+    hv__read_bytes(&r, &kind, 1);
+    hv__read_bytes(&r, &code, 1);
+    hv__read_bytes(&r, &meta, sizeof meta);
+    char *name = hv__read_name(&r);
+    if (!name) break;
+    const char *counts = NULL; /* unaligned in the buffer: only memcpy from it */
+    char *msg = NULL;
+    if (kind == HV__RESP_OK && meta.coll == HV__COLL_ALLGATHERV) {
+      counts = r.p;
+      if ((size_t)(r.end - r.p) < sizeof(uint64_t) * (size_t)n) r.bad = 1;
+      else r.p += sizeof(uint64_t) * (size_t)n;
+    }
+    if (kind == HV__RESP_ERROR) {
+      uint16_t mlen;
+      hv__read_bytes(&r, &mlen, sizeof mlen);
+      if (!r.bad && (size_t)(r.end - r.p) >= mlen && (msg = malloc((size_t)mlen + 1))) {
+        memcpy(msg, r.p, mlen);
+        msg[mlen] = '\0';
+        r.p += mlen;
+      }
+    }
+    if (r.bad) {
+      free(name);
+      free(msg);
+      break;
+    }
+    struct hv_handle *h = hv__pending_by_name(comm, name);
+    if (kind == HV__RESP_EVICT) {
+      hv__cache_evict(&comm->cache, hv__cache_find(&comm->cache, name));
+      if (h) h->cache_bit = -1;
+    } else if (kind == HV__RESP_OK) {
+      /* Barrier names are used once (hv.barrier.<seq>): cached, they would fill the
+       * cache with names that never come back and push the real tensors out of it. */
+      int bit = meta.coll == HV__COLL_BARRIER ? -1 : hv__cache_insert(&comm->cache, name, &meta, counts);
+      if (!h) {
+        hv_result_t rc = hv__set_error(comm, HV_ERR_INTERNAL, "response for '%s', which is not pending here", name);
+        free(name);
+        return rc;
+      }
+      if (bit >= 0) {
+        h->all_counts = hv__cache_entry(&comm->cache, bit)->all_counts;
+      } else if (counts) {
+        /* Not cached (cache full): copy, as the response buffer is unaligned and reused. */
+        h->own_counts = malloc(sizeof(uint64_t) * (size_t)n);
+        if (!h->own_counts) {
+          free(name);
+          return hv__set_error(comm, HV_ERR_NO_MEMORY, "allgatherv counts");
+        }
+        memcpy(h->own_counts, counts, sizeof(uint64_t) * (size_t)n);
+        h->all_counts = h->own_counts;
+      }
+      hv__pending_remove(comm, h);
+      if (hv__exec_add(comm, h)) {
+        free(name);
+        return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
+      }
+      if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
+    } else if (kind == HV__RESP_ERROR && h) {
+      hv__pending_remove(comm, h);
+      hv__handle_complete(h, (hv_result_t)code, msg);
+      msg = NULL;
+    }
+    free(msg);
+    free(name);
+  }
+  if (r.bad) return hv__set_error(comm, HV_ERR_INTERNAL, "corrupt negotiation response");
+  return HV_SUCCESS;
+}
+
+hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdown_agreed,
+                                int *productive) {
+  int n = comm->size;
+  comm->round++;
+  comm->exec_count = 0;
+  *productive = hv__pending_dequeue(comm);
+
+  hv__bytes_t *misses = &comm->misses;
+  build_vector(comm, misses, want_shutdown);
+  size_t W = (comm->cache.capacity + 63) / 64;
+  HV_CHECK(hv__negotiate_vector_and(comm, comm->vec, comm->vec_out, comm->vec_tmp, (int)(2 * W + 1)));
+  MPI_Request req;
+  unsigned flags = (unsigned)~comm->vec_out[2 * W];
+
+  /* Names whose bit is set on every rank: ready, in bit order. */
+  for (size_t w = 0; w < W; w++) {
+    uint64_t word = comm->vec_out[w];
+    while (word) {
+      int b = __builtin_ctzll(word);
+      word &= word - 1;
+      int bit = (int)(w * 64) + b;
+      const hv__cache_entry_t *e = hv__cache_entry(&comm->cache, bit);
+      /* The handle that set the bit in build_vector: no name lookups for hundreds of
+       * tensors a round. */
+      struct hv_handle *h = comm->bit_owner[bit];
+      if (!h || h->cache_bit != bit || !hv__pending_has(comm, h))
+        return hv__set_error(comm, HV_ERR_INTERNAL, "cache bit %d ready but not pending here", bit);
+      h->all_counts = e->all_counts;
+      hv__pending_remove(comm, h);
+      if (hv__exec_add(comm, h)) return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
+      if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
+    }
+  }
+
+  if (flags & (HV__FLAG_UNCACHED | HV__FLAG_STALL | HV__FLAG_SHUTDOWN)) {
+    if (flags & HV__FLAG_STALL) append_stall_list(comm, misses);
+    if (misses->len > (size_t)INT32_MAX) return hv__set_error(comm, HV_ERR_INTERNAL, "negotiation message too large");
+    int mylen = (int)misses->len;
+    hv__coordinator_t *c = comm->coordinator;
+    HV_MPI_CHECK(&comm->host.errors, MPI_Igather(&mylen, 1, MPI_INT, c ? c->lens : NULL, 1, MPI_INT, 0, comm->mpi, &req));
+    HV_CHECK(hv__wait_mpi(&comm->host, 1, &req, "negotiation (gather of sizes)", 1));
+    if (c) {
+      size_t total = 0;
+      for (int q = 0; q < n; q++) c->displs[q] = (int)total, total += (size_t)c->lens[q];
+      if (total > (size_t)INT32_MAX) return hv__set_error(comm, HV_ERR_INTERNAL, "negotiation too large");
+      if (hv__bytes_reserve(&c->gathered, total)) return hv__set_error(comm, HV_ERR_NO_MEMORY, "negotiation gather");
+      c->gathered.len = total;
+    }
+    HV_MPI_CHECK(&comm->host.errors, MPI_Igatherv(misses->data, mylen, MPI_BYTE, c ? c->gathered.data : NULL,
+                                    c ? c->lens : NULL, c ? c->displs : NULL, MPI_BYTE, 0, comm->mpi, &req));
+    HV_CHECK(hv__wait_mpi(&comm->host, 1, &req, "negotiation (gather of requests)", 1));
+    hv__bytes_t *resp = &comm->response;
+    int resp_len = 0;
+    if (c) {
+      HV_CHECK(hv__coordinator_process(comm, flags));
+      resp_len = (int)c->response.len;
+    }
+    HV_MPI_CHECK(&comm->host.errors, MPI_Ibcast(&resp_len, 1, MPI_INT, 0, comm->mpi, &req));
+    HV_CHECK(hv__wait_mpi(&comm->host, 1, &req, "negotiation (broadcast of responses)", 1));
+    if (c) {
+      resp = &c->response;
+    } else {
+      if (hv__bytes_reserve(resp, (size_t)resp_len)) return hv__set_error(comm, HV_ERR_NO_MEMORY, "negotiation response");
+      resp->len = (size_t)resp_len;
+    }
+    if (resp_len) {
+      HV_MPI_CHECK(&comm->host.errors, MPI_Ibcast(resp->data, resp_len, MPI_BYTE, 0, comm->mpi, &req));
+      HV_CHECK(hv__wait_mpi(&comm->host, 1, &req, "negotiation (broadcast of responses)", 1));
+    }
+    HV_CHECK(apply_responses(comm, resp->data, (size_t)resp_len));
+    if (resp_len) *productive = 1;
+  }
+  if (comm->exec_count) *productive = 1;
+  /* Every rank stops after this round: learn which rank asked, and its last error, so
+   * requests left here fail with that first error (fault.c). */
+  if (flags & HV__FLAG_SHUTDOWN) HV_CHECK(hv__fault_shutdown_reason(comm, want_shutdown));
+  *shutdown_agreed = (flags & HV__FLAG_SHUTDOWN) != 0;
+  return HV_SUCCESS;
+}
