@@ -22,7 +22,9 @@
 #include "algo.h"
 
 int hv__hier_other_wanted(const hv__algo_ctx_t *ctx, size_t total_bytes) {
-  if (!ctx->local || !ctx->cross || !ctx->uniform_nodes || total_bytes >= INT_MAX) return 0;
+  /* They call MPI's collectives: not over an in-process transport. */
+  if (!ctx->local || !ctx->cross || !ctx->uniform_nodes || total_bytes >= INT_MAX || ctx->mpi == MPI_COMM_NULL)
+    return 0;
   if (ctx->host->hierarchical == 0) return 0;
   const int several = ctx->cross->transport.size > 1 && ctx->local->transport.size > 1;
   return ctx->host->hierarchical == 1 ? ctx->cross->transport.size > 1 : several;
