@@ -155,9 +155,9 @@ ddp_t *ddp_create(hv_comm_t *comm, model_t *m, const ddp_config_t *cfg, char *er
   d->m = m;
   hv_compression_t wire = HV_COMPRESSION_NONE;
   hv_comm_compression(comm, &wire);
-  d->tr = m->dev->kind == DEVICE_CPU         ? &host_transport
-          : wire != HV_COMPRESSION_NONE ? &device_compressed_transport
-                                        : &device_transport;
+  d->tr = m->dev->kind == DEVICE_CPU      ? &host_transport
+          : wire == HV_COMPRESSION_NONE ? &device_transport
+                                        : &device_compressed_transport;
   hv_comm_rank(comm, &d->rank);
   d->buckets = calloc((size_t)m->n_layers + 1, sizeof *d->buckets);
   d->layer_bucket = calloc((size_t)m->n_layers + 1, sizeof *d->layer_bucket);

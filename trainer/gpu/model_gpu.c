@@ -93,8 +93,6 @@ static void release_all(model_t *m) {
   m->gpu = NULL;
 }
 
-static void gpu_free_model(model_t *m) { release_all(m); }
-
 /* A device copy of n host values (NULL: zeroed). */
 static real_t *upload(const real_t *host, size_t n) {
   void *d = NULL;
@@ -355,7 +353,7 @@ static const device_ops_t gpu_device_ops = {
     .blocked_layout = 0, /* NCHW, or NHWC float16 with mixed precision */
     .layer_ops = layer_gpu_ops,
     .init_params = gpu_init_params,
-    .free_model = gpu_free_model,
+    .free_model = release_all,
     .forward_input = gpu_forward_input,
     .loss = gpu_loss,
     .alloc_zeroed = gpu_alloc_zeroed,
