@@ -1,6 +1,6 @@
 /* checkpoint.c: serialise to memory, CRC-32 (zlib), atomic write; read back, verify
- * everything, then copy into the model. A model on the GPU is copied through the host:
- * the file is the same as the CPU model's. */
+ * everything, then copy into the model. A model on the GPU is copied through the host
+ * (its device table's upload and download): the file is the same as the CPU model's. */
 #include "checkpoint.h"
 
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 #include "atomic_file.h"
 #include "file_read.h"
-#include "model_gpu.h"
+#include "device.h"
 
 static const char kMagic[8] = {'H', 'V', 'C', 'K', 'P', 'T', '\r', '\n'};
 
@@ -26,20 +26,6 @@ typedef struct ckpt_header {
   double lr;
   uint64_t model_rng[4], user_rng[4];
 } ckpt_header_t;
-
-/* Copies between the file's bytes and the model's arrays, which live on the device
- * for a GPU model. 0, or -1 when a device copy fails. */
-static int copy_out(const model_t *m, void *host, const void *arr, size_t bytes) {
-  if (m->device == DEVICE_GPU) return model_gpu_download(host, arr, bytes);
-  memcpy(host, arr, bytes);
-  return 0;
-}
-
-static int copy_in(const model_t *m, void *arr, const void *host, size_t bytes) {
-  if (m->device == DEVICE_GPU) return model_gpu_upload(arr, host, bytes);
-  memcpy(arr, host, bytes);
-  return 0;
-}
 
 static uint32_t crc_of(const uint8_t *p, size_t n) {
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -76,8 +62,10 @@ int checkpoint_save(const char *path, const model_t *m, const sgd_t *opt,
   }
   uint8_t *p = buf;
   memcpy(p, &h, sizeof h), p += sizeof h;
-  if (copy_out(m, p, m->params, np) || copy_out(m, p + np, m->buffers, nb) ||
-      (nm && copy_out(m, p + np + nb, opt->momentum_buf, nm))) {
+  /* The model's arrays live on the device for a GPU model: 0, or -1 when a copy fails. */
+  const device_ops_t *dev = m->dev;
+  if (dev->download(p, m->params, np) || dev->download(p + np, m->buffers, nb) ||
+      (nm && dev->download(p + np + nb, opt->momentum_buf, nm))) {
     snprintf(err, errlen, "%s: copying the model from the GPU failed", path);
     free(buf);
     return -1;
@@ -158,16 +146,16 @@ int checkpoint_load(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t 
     goto done;
   }
   const uint8_t *p = data + sizeof h;
-  if (copy_in(m, m->params, p, np) || copy_in(m, m->buffers, p + np, nb) ||
-      (opt && nm && copy_in(m, opt->momentum_buf, p + np + nb, nm))) {
+  const device_ops_t *dev = m->dev;
+  if (dev->upload(m->params, p, np) || dev->upload(m->buffers, p + np, nb) ||
+      (opt && nm && dev->upload(opt->momentum_buf, p + np + nb, nm))) {
     snprintf(err, errlen, "%s: copying the checkpoint to the GPU failed", path);
     goto done;
   }
   memcpy(m->rng.s, h.model_rng, sizeof h.model_rng);
   if (opt) {
     opt->has_buf = (int)h.has_momentum;
-    if (!nm && m->device == DEVICE_GPU) model_gpu_zero(opt->momentum_buf, np);
-    else if (!nm) memset(opt->momentum_buf, 0, np);
+    if (!nm) dev->zero(opt->momentum_buf, np);
     opt->steps = h.step;
   }
   if (meta) {

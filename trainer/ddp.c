@@ -3,9 +3,12 @@
  * consecutive layers (walking from the last) is one contiguous slice of the flat
  * gradient array, reduced in place with no packing copy on our side. A model on the
  * GPU goes through hv_cuda.h on the stream its layers run on (the default stream):
- * each bucket's NCCL allreduce is queued behind the backward kernels that wrote it. */
+ * each bucket's NCCL allreduce is queued behind the backward kernels that wrote it.
+ * Which of the two is a transport table chosen once in ddp_create from the model's
+ * device table (device.h); the rest of this file does not ask. */
 #include "ddp.h"
 
+#include "device.h"
 #include "hv_cuda.h"
 
 #include <stdarg.h>
@@ -36,10 +39,59 @@ struct ddp {
   int n_buckets;
   int *layer_bucket;  /* (n_layers): bucket of each layer, -1 without parameters */
   int rank, syncing, failed, id;
-  int on_gpu;        /* the model's arrays are device memory */
-  int gpu_compressed; /* HV_COMPRESSION fp16/bf16: device buckets go through the fused group call */
+  const struct ddp_transport *tr; /* host or device memory (ddp_create) */
   char err[512];
 };
+
+/* How the model's arrays reach hv: host memory through the engine's named calls,
+ * one handle per bucket; device memory through hv_cuda.h, queued in order on one
+ * stream, so that one wait covers every bucket. */
+typedef struct ddp_transport {
+  hv_result_t (*broadcast)(ddp_t *d, const char *name, real_t *buf, size_t n); /* and waits */
+  hv_result_t (*reduce)(ddp_t *d, bucket_t *k, real_t *g); /* submits the average of bucket k, at g */
+  hv_result_t (*wait)(ddp_t *d, bucket_t *k);    /* bucket k's own completion */
+  hv_result_t (*wait_all)(ddp_t *d);             /* then, after the submitted buckets' waits */
+} ddp_transport_t;
+
+static hv_result_t host_broadcast(ddp_t *d, const char *name, real_t *buf, size_t n) {
+  return hv_broadcast(d->comm, name, buf, n, DDP_DTYPE, 0);
+}
+static hv_result_t host_reduce(ddp_t *d, bucket_t *k, real_t *g) {
+  return hv_allreduce_async(d->comm, k->name, g, g, k->hi - k->lo, DDP_DTYPE, HV_AVERAGE, NULL, &k->handle);
+}
+static hv_result_t host_wait(ddp_t *d, bucket_t *k) {
+  (void)d;
+  return hv_wait(k->handle);
+}
+static hv_result_t nothing_left(ddp_t *d) {
+  (void)d;
+  return HV_SUCCESS;
+}
+
+static hv_result_t device_broadcast(ddp_t *d, const char *name, real_t *buf, size_t n) {
+  (void)name; /* the device calls are matched by order, not by name */
+  hv_result_t r = hv_broadcast_cuda(d->comm, buf, n, DDP_DTYPE, 0, NULL);
+  return r == HV_SUCCESS ? hv_cuda_wait(d->comm, NULL) : r;
+}
+static hv_result_t device_reduce(ddp_t *d, bucket_t *k, real_t *g) {
+  return hv_allreduce_cuda(d->comm, g, g, k->hi - k->lo, DDP_DTYPE, HV_AVERAGE, NULL);
+}
+/* HV_COMPRESSION fp16/bf16: packed through the fusion kernels (float32 -> fp16/bf16
+ * on the wire) by the group call. */
+static hv_result_t device_reduce_compressed(ddp_t *d, bucket_t *k, real_t *g) {
+  const hv_cuda_tensor_t t = {NULL, g, k->hi - k->lo};
+  return hv_allreduce_cuda_group(d->comm, &t, 1, DDP_DTYPE, HV_AVERAGE, NULL, NULL);
+}
+static hv_result_t device_wait(ddp_t *d, bucket_t *k) {
+  (void)d, (void)k;
+  return HV_SUCCESS;
+}
+static hv_result_t device_wait_all(ddp_t *d) { return hv_cuda_wait(d->comm, NULL); }
+
+static const ddp_transport_t host_transport = {host_broadcast, host_reduce, host_wait, nothing_left};
+static const ddp_transport_t device_transport = {device_broadcast, device_reduce, device_wait, device_wait_all};
+static const ddp_transport_t device_compressed_transport = {device_broadcast, device_reduce_compressed,
+                                                            device_wait, device_wait_all};
 
 static void ddp_fail(ddp_t *d, const char *fmt, ...) {
   if (d->failed) return; /* keep the first cause */
@@ -87,10 +139,7 @@ static void build_buckets(ddp_t *d, size_t first_cap, size_t cap) {
 
 static int broadcast(ddp_t *d, const char *name, real_t *buf, size_t n) {
   if (n == 0) return 0;
-  if (d->on_gpu)
-    return hv_check(d, hv_broadcast_cuda(d->comm, buf, n, DDP_DTYPE, 0, NULL), name) ||
-           hv_check(d, hv_cuda_wait(d->comm, NULL), name);
-  return hv_check(d, hv_broadcast(d->comm, name, buf, n, DDP_DTYPE, 0), name);
+  return hv_check(d, d->tr->broadcast(d, name, buf, n), name);
 }
 
 ddp_t *ddp_create(hv_comm_t *comm, model_t *m, const ddp_config_t *cfg, char *err,
@@ -104,10 +153,11 @@ ddp_t *ddp_create(hv_comm_t *comm, model_t *m, const ddp_config_t *cfg, char *er
   d->id = instances++;
   d->comm = comm;
   d->m = m;
-  d->on_gpu = m->device == DEVICE_GPU;
   hv_compression_t wire = HV_COMPRESSION_NONE;
   hv_comm_compression(comm, &wire);
-  d->gpu_compressed = d->on_gpu && wire != HV_COMPRESSION_NONE;
+  d->tr = m->dev->kind == DEVICE_CPU      ? &host_transport
+          : wire == HV_COMPRESSION_NONE ? &device_transport
+                                        : &device_compressed_transport;
   hv_comm_rank(comm, &d->rank);
   d->buckets = calloc((size_t)m->n_layers + 1, sizeof *d->buckets);
   d->layer_bucket = calloc((size_t)m->n_layers + 1, sizeof *d->layer_bucket);
@@ -137,9 +187,9 @@ void ddp_free(ddp_t *d) {
     for (int b = 0; b < d->n_buckets; b++)
       if (d->buckets[b].submitted) {
         any = 1;
-        if (!d->on_gpu) hv_wait(d->buckets[b].handle);
+        d->tr->wait(d, &d->buckets[b]);
       }
-    if (any && d->on_gpu) hv_cuda_wait(d->comm, NULL);
+    if (any) d->tr->wait_all(d);
   }
   free(d->buckets);
   free(d->layer_bucket);
@@ -153,15 +203,7 @@ static void on_layer_done(void *ctx, model_t *m, int layer) {
   bucket_t *k = &d->buckets[b];
   if (--k->pending > 0) return;
   k->launch_layer = layer;
-  real_t *g = m->grads + k->lo;
-  /* Compression packs through the fusion kernels (float32 -> fp16/bf16 on the wire);
-   * without it the bucket is reduced where it lies. */
-  const hv_cuda_tensor_t t = {NULL, g, k->hi - k->lo};
-  hv_result_t r = d->gpu_compressed ? hv_allreduce_cuda_group(d->comm, &t, 1, DDP_DTYPE, HV_AVERAGE, NULL, NULL)
-                  : d->on_gpu       ? hv_allreduce_cuda(d->comm, g, g, k->hi - k->lo, DDP_DTYPE, HV_AVERAGE, NULL)
-                                    : hv_allreduce_async(d->comm, k->name, g, g, k->hi - k->lo, DDP_DTYPE,
-                                                         HV_AVERAGE, NULL, &k->handle);
-  if (hv_check(d, r, k->name) == 0) k->submitted = 1;
+  if (hv_check(d, d->tr->reduce(d, k, m->grads + k->lo), k->name) == 0) k->submitted = 1;
 }
 
 int ddp_backward(ddp_t *d, int sync) {
@@ -186,10 +228,10 @@ int ddp_wait(ddp_t *d) {
     if (!k->submitted) continue;
     k->submitted = 0;
     any = 1;
-    if (!d->on_gpu) hv_check(d, hv_wait(k->handle), k->name);
+    hv_check(d, d->tr->wait(d, k), k->name);
   }
   /* Device buckets: one wait for all of them (queued in order on one stream). */
-  if (any && d->on_gpu) hv_check(d, hv_cuda_wait(d->comm, NULL), "the gradient buckets");
+  if (any) hv_check(d, d->tr->wait_all(d), "the gradient buckets");
   return d->failed ? -1 : 0;
 }
 

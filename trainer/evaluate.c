@@ -1,21 +1,21 @@
 /* evaluate.c: batched evaluation-mode forward passes with summed loss and accuracy.
- * For a model on the GPU each batch is uploaded into one device buffer first. */
+ * Each batch reaches the model through device_batch (device.h): as it is on the CPU,
+ * uploaded into one device buffer for a model on the GPU. */
 #include "evaluate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "model_gpu.h"
+#include "device.h"
 
 int model_evaluate(model_t *m, const dataset_t *ds, const int *indices, int count,
                    const batch_transform_t *t, eval_result_t *out) {
   out->loss_sum = out->correct = out->count = 0;
   const int b = m->max_batch;
-  const size_t xbytes = sizeof(real_t) * (size_t)b * ds->c * ds->h * ds->w;
-  real_t *x = malloc(xbytes);
+  real_t *x = malloc(sizeof(real_t) * (size_t)b * ds->c * ds->h * ds->w);
   uint8_t *y = malloc((size_t)b);
-  void *dev = NULL;
-  if (!x || !y || (m->device == DEVICE_GPU && model_gpu_alloc(&dev, xbytes))) {
+  device_batch_t staged;
+  if (!x || !y || device_batch_init(&staged, m, b)) {
     snprintf(m->err, sizeof m->err, "model_evaluate: out of %s memory for a batch of %d", x && y ? "device" : "host",
              b);
     free(x);
@@ -28,12 +28,13 @@ int model_evaluate(model_t *m, const dataset_t *ds, const int *indices, int coun
   for (int i = 0; i < count; i += b) {
     const int n = count - i < b ? count - i : b;
     batch_fill(ds, indices + i, n, &plain, NULL, x, y);
-    if (dev && model_gpu_upload(dev, x, (size_t)n * (xbytes / (size_t)b))) {
+    const real_t *in = device_batch_put(&staged, x, n);
+    if (!in) {
       snprintf(m->err, sizeof m->err, "model_evaluate: copying a batch to the GPU failed");
       rc = -1;
       break;
     }
-    if (!model_forward(m, dev ? dev : x, n, 0)) {
+    if (!model_forward(m, in, n, 0)) {
       rc = -1;
       break;
     }
@@ -42,7 +43,7 @@ int model_evaluate(model_t *m, const dataset_t *ds, const int *indices, int coun
     out->correct += correct;
     out->count += n;
   }
-  if (dev) model_gpu_release(dev);
+  device_batch_free(&staged);
   free(x);
   free(y);
   return rc;

@@ -1,6 +1,6 @@
 /* layer.h: one node of a model graph, with explicit forward and backward chosen
- * through an ops table (layer_ops_select): the CPU kernels today, a GPU slot that the
- * CUDA/cuDNN work fills without touching model code.
+ * through an ops table: the model's device table (device.h) gives each kind's, the
+ * CPU kernels (device.c) or the GPU's (gpu/layer_gpu.c), without touching model code.
  *
  * A layer reads the outputs of up to two earlier layers (or the model input, id -1),
  * owns its output and output-gradient buffers sized for the model's largest batch,
@@ -86,8 +86,6 @@ typedef struct layer {
  * im2col): the condition for keeping activations in its blocked layout. */
 int layer_conv2d_uses_dnnl(void);
 
-/* Ops of kind on device, or NULL when that device has no implementation yet. */
-const layer_ops_t *layer_ops_select(layer_kind_t kind, device_kind_t device);
 const char *layer_kind_name(layer_kind_t kind);
 
 /* The CPU implementations (one per layer file). */

@@ -11,9 +11,8 @@
 #include <string.h>
 
 #include "batchnorm.h"
-#include "model_gpu.h"
+#include "device.h"
 #include "model_internal.h"
-#include "softmax_xent.h"
 
 /* Scratch of the im2col convolutions: up to this many elements (4 MiB of float), or
  * one image of the largest layer if that is more. Small chunks keep the column matrix
@@ -27,19 +26,6 @@ static const char *const kind_names[LAYER_NUM_KINDS] = {
 
 const char *layer_kind_name(layer_kind_t kind) {
   return kind < LAYER_NUM_KINDS ? kind_names[kind] : "?";
-}
-
-static const layer_ops_t *const cpu_ops[LAYER_NUM_KINDS] = {
-    &layer_conv2d_cpu_ops,  &layer_batchnorm2d_cpu_ops,    &layer_relu_cpu_ops,
-    &layer_maxpool_cpu_ops, &layer_avgpool_cpu_ops,        &layer_global_avgpool_cpu_ops,
-    &layer_linear_cpu_ops,  &layer_dropout_cpu_ops,        &layer_add_cpu_ops,
-    &layer_flatten_cpu_ops};
-
-/* The one place that chooses an implementation per device: the GPU column is
- * layer_gpu.c's (NULL in builds without the GPU trainer, and for kinds it lacks). */
-const layer_ops_t *layer_ops_select(layer_kind_t kind, device_kind_t device) {
-  if (kind >= LAYER_NUM_KINDS) return NULL;
-  return device == DEVICE_CPU ? cpu_ops[kind] : layer_gpu_ops(kind);
 }
 
 /* The format attribute checks the callers' arguments (and is what clang's
@@ -57,7 +43,7 @@ model_t *model_create(int c, int h, int w) {
   m->in_c = c;
   m->in_h = h;
   m->in_w = w;
-  m->device = DEVICE_CPU;
+  m->dev = &device_cpu_ops; /* built on the CPU; model_to_gpu swaps the table */
   return m;
 }
 
@@ -83,8 +69,7 @@ void model_free_host_buffers(model_t *m) {
 
 void model_free(model_t *m) {
   if (!m) return;
-  if (m->device == DEVICE_GPU) model_gpu_free(m);
-  else model_free_host_buffers(m);
+  m->dev->free_model(m);
   free(m->layers);
   free(m);
 }
@@ -116,7 +101,7 @@ static int model_add(model_t *m, layer_kind_t kind, const char *name, int in0, i
   *l = *config;
   l->kind = kind;
   snprintf(l->name, sizeof l->name, "%s", name);
-  l->ops = layer_ops_select(kind, DEVICE_CPU);
+  l->ops = m->dev->layer_ops(kind);
   l->in[0] = in0;
   l->in[1] = in1;
   l->n_in = in1 == NO_INPUT ? 1 : 2;
@@ -211,32 +196,14 @@ void init_normal(rng_t *r, real_t *p, size_t n, double std) {
   for (size_t i = 0; i < n; i++) p[i] = (real_t)(rng_normal(r) * std);
 }
 
-void model_init_params(model_t *m, uint64_t seed) {
-  rng_seed(&m->rng, seed);
-  real_t *params = m->params, *buffers = m->buffers;
-  if (m->device == DEVICE_GPU) {
-    /* The same values as on the CPU: drawn into host arrays, then uploaded. */
-    m->params = calloc(m->n_params + 1, sizeof(real_t));
-    m->buffers = calloc(m->n_buffers + 1, sizeof(real_t));
-    if (!m->params || !m->buffers) {
-      free(m->params), free(m->buffers);
-      m->params = params, m->buffers = buffers;
-      model_error(m, "model_init_params: out of memory");
-      m->failed = 1;
-      return;
-    }
-  }
+void model_init_layers(model_t *m) {
   for (int i = 0; i < m->n_layers; i++)
     if (m->layers[i].ops->init) m->layers[i].ops->init(&m->layers[i], m);
-  if (m->device == DEVICE_GPU) {
-    if (model_gpu_upload(params, m->params, (m->n_params + 1) * sizeof(real_t)) ||
-        model_gpu_upload(buffers, m->buffers, (m->n_buffers + 1) * sizeof(real_t))) {
-      model_error(m, "model_init_params: the copy to the GPU failed");
-      m->failed = 1;
-    }
-    free(m->params), free(m->buffers);
-    m->params = params, m->buffers = buffers;
-  }
+}
+
+void model_init_params(model_t *m, uint64_t seed) {
+  rng_seed(&m->rng, seed);
+  m->dev->init_params(m);
 }
 
 /* An activation or its gradient: cache-line aligned, as oneDNN's own buffers are:
@@ -260,7 +227,7 @@ static real_t *alloc_activation(size_t elems) {
  * float32 on the CPU; HV_LAYOUT=nchw turns it off. */
 static void assign_layouts(model_t *m) {
   const char *env = getenv("HV_LAYOUT");
-  int allow = m->device == DEVICE_CPU && sizeof(real_t) == 4 && layer_conv2d_uses_dnnl() &&
+  int allow = m->dev->blocked_layout && sizeof(real_t) == 4 && layer_conv2d_uses_dnnl() &&
               !(env && strcmp(env, "nchw") == 0);
   for (int i = 0; allow && i < m->n_layers; i++) {
     layer_t *l = &m->layers[i];
@@ -296,9 +263,9 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
     return -1;
   }
   for (int i = 0; i < m->n_layers; i++) {
-    if (!layer_ops_select(m->layers[i].kind, m->device)) {
+    if (!m->dev->layer_ops(m->layers[i].kind)) {
       model_error(m, "layer '%s': no %s implementation of %s in this build", m->layers[i].name,
-                  m->device == DEVICE_GPU ? "GPU" : "CPU", layer_kind_name(m->layers[i].kind));
+                  m->dev->name, layer_kind_name(m->layers[i].kind));
       return -1;
     }
   }
@@ -374,7 +341,7 @@ const real_t *model_forward(model_t *m, const real_t *x, int n, int train) {
                 m->max_batch);
     return NULL;
   }
-  if (m->device == DEVICE_GPU && model_gpu_amp(m) && !(x = model_gpu_amp_input(m, x, n))) return NULL;
+  if (m->dev->forward_input(m, &x, n)) return NULL;
   m->input = x;
   m->batch = n;
   for (int i = 0; i < m->n_layers && !m->failed; i++) m->layers[i].ops->forward(&m->layers[i], m, train);
@@ -382,16 +349,7 @@ const real_t *model_forward(model_t *m, const real_t *x, int n, int train) {
 }
 
 double model_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int *correct) {
-  if (m->device == DEVICE_GPU) return model_gpu_loss(m, labels, grad_scale, correct);
-  layer_t *last = &m->layers[m->n_layers - 1];
-  return softmax_xent(m->batch, (int)layer_out_size(last), last->out, labels, grad_scale,
-                      last->dout, NULL, correct);
-}
-
-/* memset on the model's device. */
-static void zero(model_t *m, void *p, size_t bytes) {
-  if (m->device == DEVICE_GPU) model_gpu_zero(p, bytes);
-  else memset(p, 0, bytes);
+  return m->dev->loss(m, labels, grad_scale, correct);
 }
 
 void model_backward(model_t *m, model_backward_hook_t hook, void *ctx) {
@@ -403,16 +361,16 @@ void model_backward(model_t *m, model_backward_hook_t hook, void *ctx) {
     layer_t *l = &m->layers[i];
     if (l->aliases_input || l->dout == top) continue;
     if (l->grad_written) continue;
-    zero(m, l->dout, sizeof(real_t) * (size_t)n * layer_out_size(l));
+    m->dev->zero(l->dout, sizeof(real_t) * (size_t)n * layer_out_size(l));
   }
-  if (m->want_input_grad) zero(m, m->dinput_buf, sizeof(real_t) * (size_t)n * m->in_c * m->in_h * m->in_w);
+  if (m->want_input_grad) m->dev->zero(m->dinput_buf, sizeof(real_t) * (size_t)n * m->in_c * m->in_h * m->in_w);
   for (int i = m->n_layers - 1; i >= 0; i--) {
     m->layers[i].ops->backward(&m->layers[i], m);
     if (hook) hook(ctx, m, i);
   }
 }
 
-void model_zero_grad(model_t *m) { zero(m, m->grads, sizeof(real_t) * m->n_params); }
+void model_zero_grad(model_t *m) { m->dev->zero(m->grads, sizeof(real_t) * m->n_params); }
 
 const real_t *model_input_grad(const model_t *m) { return m->dinput_buf; }
 const real_t *model_output(const model_t *m) { return m->layers[m->n_layers - 1].out; }

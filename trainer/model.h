@@ -29,7 +29,7 @@ typedef struct model {
   int n_layers, cap_layers;
   int in_c, in_h, in_w;     /* input shape per image */
   int max_batch, batch;     /* allocation size; images of the current forward */
-  device_kind_t device;
+  const struct device_ops *dev; /* where it runs: device.h's table, chosen once */
   init_mode_t init;
   real_t *params, *grads;   /* (n_params) each, layers' parameters in add order */
   size_t n_params;
@@ -44,7 +44,7 @@ typedef struct model {
   int blocked_layout;       /* activations between convolutions in oneDNN's nChw16c */
   int conv_fallback_test;   /* tests only: convolutions take their im2col fallback */
   int failed;               /* a layer could not run (err says why): model_forward returns NULL */
-  void *gpu;                /* model_gpu.c's state of a model on the GPU */
+  void *gpu;                /* gpu/model_gpu.c's state of a model on the GPU */
   int finalized;
   char err[256];
 } model_t;

@@ -1,7 +1,8 @@
-/* model_gpu.h: a model on the GPU (model_gpu.c). model_to_gpu moves a finalized CPU
+/* model_gpu.h: a model on the GPU (gpu/model_gpu.c). model_to_gpu moves a finalized CPU
  * model to the current CUDA device: parameters, gradients, running statistics and
  * activations live in device memory from then on, and its layers run through cuDNN,
- * cuBLAS and the trainer's CUDA kernels (kernels/cuda/). For such a model:
+ * cuBLAS and the trainer's CUDA kernels (kernels/cuda/), through the GPU's device
+ * table (device.h). For such a model:
  *   - model_forward takes a device pointer to the batch, and model_output and
  *     model_input_grad are device pointers;
  *   - model_loss takes host labels and returns the host sum, as on the CPU;
@@ -9,9 +10,10 @@
  *   - checkpoints copy through the host (the file is the CPU model's: a checkpoint
  *     written on the GPU loads on the CPU and back), model_evaluate uploads each
  *     batch, and DDP reduces the device gradients through hv_cuda.h.
- * Built when the CUDA toolkit has cuDNN (HV_TRAINER_CUDA); elsewhere model_to_gpu
- * fails with a message. tests/trainer/gpu_train_step.c compares a training step with
- * the CPU's, and gpu_ddp_step.c a DDP step, wherever a GPU is. */
+ * Built when the CUDA toolkit has cuDNN; elsewhere gpu/model_gpu_stub.c implements
+ * this header, and model_to_gpu and every other call that can fail fails with a
+ * message. tests/trainer/gpu_train_step.c compares a training step with the CPU's,
+ * and gpu_ddp_step.c a DDP step, wherever a GPU is. */
 #ifndef HV_TRAINER_MODEL_GPU_H
 #define HV_TRAINER_MODEL_GPU_H
 
@@ -38,10 +40,7 @@ int model_gpu_amp(const model_t *m);
 /* grads *= inv_scale on the device; *found_inf = 1 when any was inf or NaN. 0 or -1. */
 int model_gpu_unscale(model_t *m, float inv_scale, int *found_inf);
 
-/* Used by model.c and optim.c for a model on the GPU. */
-void model_gpu_free(model_t *m);
-void model_gpu_zero(void *dev, size_t bytes);
-double model_gpu_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int *correct);
+/* Device memory for callers' own arrays (a batch, copies of results): 0, or -1. */
 int model_gpu_alloc(void **dev, size_t bytes);
 void model_gpu_release(void *dev);
 int model_gpu_upload(void *dev, const void *host, size_t bytes);
@@ -51,14 +50,9 @@ void model_gpu_sync(void);
 /* Makes device (local_rank mod the device count) current for this thread; returns it,
  * or -1 with err set (no device, no GPU trainer in this build). */
 int model_gpu_select(int local_rank, char *err, size_t errlen);
-void model_gpu_sgd(size_t n, real_t *param, const real_t *grad, real_t *buf, real_t lr, real_t momentum,
-                   real_t weight_decay, int nesterov, int first);
-/* Mixed precision, for model.c and layer_gpu.c: the float16 batch and parameter copies
- * made for a forward of n images (NULL with m->err on failure), and the float16
- * counterpart of a master parameter or gradient pointer. */
+/* Mixed precision: the float16 batch and parameter copies made for a forward of n
+ * images (model_forward makes them; a benchmark that runs the layers one by one calls
+ * it), NULL with m->err on failure. */
 const real_t *model_gpu_amp_input(model_t *m, const real_t *x, int n);
-real_t *model_gpu_half_of(const model_t *m, const real_t *p);
-/* The GPU ops of a layer kind, or NULL (model.c's ops table, GPU column). */
-const layer_ops_t *layer_gpu_ops(layer_kind_t kind);
 
 #endif

@@ -14,6 +14,9 @@ static inline const real_t *model_src(const model_t *m, int id) {
 static inline int model_src_blocked(const model_t *m, int id) { return id >= 0 && m->layers[id].blocked; }
 /* Frees what a CPU model allocated (buffers, layer state), not the layers array. */
 void model_free_host_buffers(model_t *m);
+/* Runs every layer's init into m->params and m->buffers, which must be host arrays
+ * (the GPU's init_params points them at host copies meanwhile). */
+void model_init_layers(model_t *m);
 /* Gradient buffer of producer id (-1: the input gradient, m->dinput_buf). */
 real_t *model_dsrc(model_t *m, int id);
 

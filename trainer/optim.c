@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_gpu.h"
-#include "sgd.h"
+#include "device.h"
 
 int sgd_init(sgd_t *opt, const model_t *m, double lr, double momentum, double weight_decay,
              int nesterov, char *err, size_t errlen) {
@@ -23,14 +22,8 @@ int sgd_init(sgd_t *opt, const model_t *m, double lr, double momentum, double we
   opt->weight_decay = weight_decay;
   opt->nesterov = nesterov;
   opt->n = m->n_params;
-  opt->on_gpu = m->device == DEVICE_GPU;
-  if (opt->on_gpu) {
-    void *buf = NULL;
-    if (model_gpu_alloc(&buf, (opt->n + 1) * sizeof(real_t)) == 0) model_gpu_zero(buf, (opt->n + 1) * sizeof(real_t));
-    opt->momentum_buf = buf;
-  } else {
-    opt->momentum_buf = calloc(opt->n + 1, sizeof(real_t));
-  }
+  opt->dev = m->dev;
+  opt->momentum_buf = opt->dev->alloc_zeroed((opt->n + 1) * sizeof(real_t));
   if (!opt->momentum_buf) {
     snprintf(err, errlen, "SGD: out of memory for %zu momentum values", opt->n);
     return -1;
@@ -39,15 +32,14 @@ int sgd_init(sgd_t *opt, const model_t *m, double lr, double momentum, double we
 }
 
 void sgd_free(sgd_t *opt) {
-  if (opt->on_gpu) model_gpu_release(opt->momentum_buf);
-  else free(opt->momentum_buf);
+  if (opt->dev) opt->dev->release(opt->momentum_buf); /* else never initialised */
   memset(opt, 0, sizeof *opt);
 }
 
 void sgd_step(sgd_t *opt, model_t *m) {
   int first = !opt->has_buf;
-  (opt->on_gpu ? model_gpu_sgd : sgd_update)(opt->n, m->params, m->grads, opt->momentum_buf, (real_t)opt->lr,
-                                             (real_t)opt->momentum, (real_t)opt->weight_decay, opt->nesterov, first);
+  opt->dev->sgd_update(opt->n, m->params, m->grads, opt->momentum_buf, (real_t)opt->lr, (real_t)opt->momentum,
+                       (real_t)opt->weight_decay, opt->nesterov, first);
   if (opt->momentum != 0) opt->has_buf = 1;
   opt->steps++;
 }

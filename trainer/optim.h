@@ -16,7 +16,7 @@ typedef struct sgd {
   size_t n;              /* parameters */
   real_t *momentum_buf;  /* (n), created by the first step as PyTorch does */
   int has_buf;           /* 0 until the first step with momentum != 0 */
-  int on_gpu;            /* the model is on the GPU: so is momentum_buf (model_gpu.h) */
+  const struct device_ops *dev; /* the model's device: momentum_buf is its memory (device.h) */
   int64_t steps;
 } sgd_t;
 

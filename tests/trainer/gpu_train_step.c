@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "device.h"
 #include "gpu_test_util.h"
 #include "hv.h"
 #include "model_gpu.h"
@@ -49,7 +50,7 @@ int main(void) {
   if (model_to_gpu(gpu) != 0) {
     /* No GPU here: the failure names why, and the model is still a working CPU model. */
     CHECK(strstr(gpu->err, "no CUDA device") || strstr(gpu->err, "no GPU trainer"));
-    CHECK(gpu->device == DEVICE_CPU);
+    CHECK(gpu->dev->kind == DEVICE_CPU);
     CHECK(model_forward(gpu, x, BATCH, 1) != NULL);
     CHECK(isfinite(model_loss(gpu, y, (real_t)1.0 / BATCH, NULL)));
     printf("gpu_train_step: GPU part skipped (%s)\n", gpu->err);

@@ -62,7 +62,6 @@ int cifar_train_init(cifar_train_t *t, const cifar_args_t *a, hv_comm_t *comm,
   t->model = model_wrn_create(a->depth, a->widen, train->num_classes, a->dropout, train->c,
                               train->h, train->w, t->micro_max, a->seed, err, errlen);
   if (!t->model) return -1;
-  const size_t img = (size_t)train->c * train->h * train->w;
   if (!strcmp(a->device, "cuda")) {
     if (model_to_gpu(t->model)) {
       snprintf(err, errlen, "%s", t->model->err);
@@ -74,10 +73,10 @@ int cifar_train_init(cifar_train_t *t, const cifar_args_t *a, hv_comm_t *comm,
       snprintf(err, errlen, "%s", t->model->err);
       return -1;
     }
-    if (model_gpu_alloc((void **)&t->x_dev, (size_t)t->local_batch * img * sizeof(real_t))) {
-      snprintf(err, errlen, "out of device memory for a batch of %d images", t->local_batch);
-      return -1;
-    }
+  }
+  if (device_batch_init(&t->batch, t->model, t->local_batch)) {
+    snprintf(err, errlen, "out of device memory for a batch of %d images", t->local_batch);
+    return -1;
   }
   if (sgd_init(&t->opt, t->model, a->base_lr, a->momentum, a->weight_decay, a->nesterov, err,
                errlen))
@@ -158,18 +157,10 @@ void cifar_train_free(cifar_train_t *t) {
   sampler_free(&t->train_sampler);
   sampler_free(&t->test_sampler);
   if (t->model) sgd_free(&t->opt);
-  if (t->x_dev) model_gpu_release(t->x_dev);
+  device_batch_free(&t->batch);
   model_free(t->model);
   free(t->order);
   memset(t, 0, sizeof *t);
-}
-
-/* The batch where the model reads it: n images of x, copied to the GPU with --device
- * cuda; NULL when that copy fails. */
-static const real_t *batch_for_model(cifar_train_t *t, const real_t *x, int n) {
-  if (!t->x_dev) return x;
-  const size_t img = (size_t)t->train_set->c * t->train_set->h * t->train_set->w;
-  return model_gpu_upload(t->x_dev, x, (size_t)n * img * sizeof(real_t)) ? NULL : t->x_dev;
 }
 
 /* Micro-batch-major order within each local batch (see the file comment). */
@@ -224,7 +215,7 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
                epoch + 1, n, L);
       return -1;
     }
-    if (!(x = batch_for_model(t, x, L))) {
+    if (!(x = device_batch_put(&t->batch, x, L))) {
       snprintf(err, errlen, "copying batch %d of epoch %d to the GPU failed", s, epoch + 1);
       return -1;
     }
@@ -309,7 +300,7 @@ int cifar_train_evaluate(cifar_train_t *t, cifar_epoch_t *e, char *err, size_t e
     const uint8_t *y;
     int n;
     while ((n = dataloader_next(t->test_dl, &x, &y)) > 0) {
-      if (!(x = batch_for_model(t, x, n))) {
+      if (!(x = device_batch_put(&t->batch, x, n))) {
         snprintf(err, errlen, "copying a validation batch to the GPU failed");
         return -1;
       }

@@ -12,6 +12,7 @@
 #include "dataloader.h"
 #include "dataset.h"
 #include "ddp.h"
+#include "device.h"
 #include "grad_scaler.h"
 #include "model.h"
 #include "optim.h"
@@ -34,7 +35,7 @@ typedef struct cifar_train {
   int steps_per_epoch;
   int *order;           /* (local_batch * steps_per_epoch) micro-batch-major indices */
   long long step;       /* optimiser steps taken, in all */
-  real_t *x_dev;        /* --device cuda: the batch on the GPU (local_batch images) */
+  device_batch_t batch; /* the batch where the model reads it (local_batch images) */
   int amp;              /* --amp on the GPU: float16 compute, dynamic loss scaling */
   grad_scaler_t scaler;
   long long amp_skipped; /* steps skipped for inf/NaN gradients, in all */

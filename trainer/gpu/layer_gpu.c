@@ -1,4 +1,4 @@
-/* layer_gpu.c: the GPU column of the ops table (model.c: layer_ops_select): each layer
+/* layer_gpu.c: the GPU column of the layer ops (the GPU device table's layer_ops): each layer
  * kind's forward and backward on device buffers through kernels/cuda/ (cuDNN for
  * convolution, batch norm, pooling, ReLU and adds; cuBLAS for linear layers). Shapes
  * and initialisation are the CPU ops' (a model is built on the CPU, then moved:
@@ -8,14 +8,13 @@
  * float16 NHWC, convolutions and linear layers read the float16 parameter copy, and a
  * convolution's float16 weight gradients are summed into the float32 master ones.
  * tests/trainer/gpu_train_step.c compares each mode with the CPU. */
-#include "model_gpu.h"
-
-#if HV_TRAINER_CUDA
 #include <stdio.h>
 
 #include "cublas_linear.h"
 #include "cudnn_ops.h"
+#include "gpu_internal.h"
 #include "half_layout.h"
+#include "model_gpu.h"
 #include "model_internal.h"
 
 static void failed(layer_t *l, model_t *m, const char *why) {
@@ -216,4 +215,3 @@ const layer_ops_t *layer_gpu_ops(layer_kind_t kind) {
   }
   return kind < LAYER_NUM_KINDS && table[kind].forward ? &table[kind] : NULL;
 }
-#endif

@@ -1,19 +1,22 @@
 /* model_gpu.c: moving a model to the GPU and the model-level GPU work (model_gpu.h):
- * device memory, the loss, the SGD update. The layers' GPU ops are in layer_gpu.c. */
+ * the GPU's device table (device.h: device memory, initialisation through the host,
+ * the loss, the SGD update, batch uploads). The layers' GPU ops are in layer_gpu.c.
+ * Built when the CUDA toolkit has cuDNN; other builds link model_gpu_stub.c. */
 #include "model_gpu.h"
 
+#include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
-
-#if HV_TRAINER_CUDA
-#include <cuda_runtime.h>
-
+#include "device.h"
+#include "gpu_internal.h"
 #include "gpu_kernels.h"
 #include "half_layout.h"
+#include "model_internal.h"
+
+static const device_ops_t gpu_device_ops; /* defined at the end, set by model_to_gpu */
 
 int model_gpu_alloc(void **dev, size_t bytes) {
   *dev = NULL;
@@ -90,8 +93,6 @@ static void release_all(model_t *m) {
   m->gpu = NULL;
 }
 
-void model_gpu_free(model_t *m) { release_all(m); }
-
 /* A device copy of n host values (NULL: zeroed). */
 static real_t *upload(const real_t *host, size_t n) {
   void *d = NULL;
@@ -111,7 +112,7 @@ int model_to_gpu(model_t *m) {
     snprintf(m->err, sizeof m->err, "model_to_gpu: no CUDA device is visible");
     return -1;
   }
-  if (!m->finalized || m->device == DEVICE_GPU) {
+  if (!m->finalized || m->gpu) {
     snprintf(m->err, sizeof m->err, "model_to_gpu: %s", m->finalized ? "already on the GPU" : "finalize it first");
     return -1;
   }
@@ -165,7 +166,7 @@ int model_to_gpu(model_t *m) {
   d.blocked_layout = 0;
   d.ws = NULL;
   d.ws_elems = 0;
-  d.device = DEVICE_GPU;
+  d.dev = &gpu_device_ops;
   if (!ok) {
     release_all(&d);
     free(d.layers);
@@ -179,7 +180,7 @@ int model_to_gpu(model_t *m) {
   return 0;
 }
 
-double model_gpu_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int *correct) {
+static double gpu_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int *correct) {
   gpu_state_t *g = m->gpu;
   const layer_t *last = &m->layers[m->n_layers - 1];
   const int n = m->batch, k = (int)layer_out_size(last);
@@ -218,13 +219,13 @@ double model_gpu_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int 
   return sum;
 }
 
-void model_gpu_sgd(size_t n, real_t *param, const real_t *grad, real_t *buf, real_t lr, real_t momentum,
-                   real_t weight_decay, int nesterov, int first) {
+static void gpu_sgd(size_t n, real_t *param, const real_t *grad, real_t *buf, real_t lr, real_t momentum,
+                    real_t weight_decay, int nesterov, int first) {
   gpu_sgd_update(n, param, grad, buf, lr, momentum, weight_decay, nesterov, first, NULL);
 }
 
 int model_gpu_enable_amp(model_t *m) {
-  gpu_state_t *g = m->device == DEVICE_GPU ? m->gpu : NULL;
+  gpu_state_t *g = m->gpu; /* only a model on the GPU has one */
   if (!g) {
     snprintf(m->err, sizeof m->err, "model_gpu_enable_amp: the model is not on the GPU (model_to_gpu first)");
     return -1;
@@ -253,7 +254,7 @@ int model_gpu_enable_amp(model_t *m) {
 }
 
 int model_gpu_amp(const model_t *m) {
-  const gpu_state_t *g = m->device == DEVICE_GPU ? m->gpu : NULL;
+  const gpu_state_t *g = m->gpu;
   return g && g->amp;
 }
 
@@ -309,68 +310,58 @@ int model_gpu_unscale(model_t *m, float inv_scale, int *found_inf) {
   return 0;
 }
 
-#else /* no GPU trainer in this build */
-
-int model_to_gpu(model_t *m) {
-  snprintf(m->err, sizeof m->err, "model_to_gpu: this build has no GPU trainer (configure with the CUDA toolkit "
-           "and cuDNN)");
-  return -1;
-}
-void model_gpu_free(model_t *m) { (void)m; }
-void model_gpu_zero(void *dev, size_t bytes) { (void)dev, (void)bytes; }
-double model_gpu_loss(model_t *m, const uint8_t *labels, real_t grad_scale, int *correct) {
-  (void)m, (void)labels, (void)grad_scale, (void)correct;
-  return 0;
-}
-int model_gpu_alloc(void **dev, size_t bytes) {
-  (void)bytes;
-  *dev = NULL;
-  return -1;
-}
-void model_gpu_release(void *dev) { (void)dev; }
-void model_gpu_sync(void) {}
-int model_gpu_upload(void *dev, const void *host, size_t bytes) {
-  (void)dev, (void)host, (void)bytes;
-  return -1;
-}
-int model_gpu_download(void *host, const void *dev, size_t bytes) {
-  (void)host, (void)dev, (void)bytes;
-  return -1;
-}
-int model_gpu_select(int local_rank, char *err, size_t errlen) {
-  (void)local_rank;
-  snprintf(err, errlen, "this build has no GPU trainer (configure with the CUDA toolkit and cuDNN)");
-  return -1;
-}
-void model_gpu_sgd(size_t n, real_t *param, const real_t *grad, real_t *buf, real_t lr, real_t momentum,
-                   real_t weight_decay, int nesterov, int first) {
-  (void)n, (void)param, (void)grad, (void)buf, (void)lr, (void)momentum, (void)weight_decay, (void)nesterov,
-      (void)first;
-}
-const layer_ops_t *layer_gpu_ops(layer_kind_t kind) {
-  (void)kind;
-  return NULL;
-}
-int model_gpu_enable_amp(model_t *m) {
-  snprintf(m->err, sizeof m->err, "model_gpu_enable_amp: this build has no GPU trainer");
-  return -1;
-}
-int model_gpu_amp(const model_t *m) {
-  (void)m;
-  return 0;
-}
-real_t *model_gpu_half_of(const model_t *m, const real_t *p) {
-  (void)m, (void)p;
-  return NULL;
-}
-const real_t *model_gpu_amp_input(model_t *m, const real_t *x, int n) {
-  (void)m, (void)x, (void)n;
-  return NULL;
-}
-int model_gpu_unscale(model_t *m, float inv_scale, int *found_inf) {
-  (void)inv_scale, (void)found_inf;
-  snprintf(m->err, sizeof m->err, "model_gpu_unscale: this build has no GPU trainer");
-  return -1;
+/* The same initial values as on the CPU: drawn into host arrays, then uploaded. */
+static void gpu_init_params(model_t *m) {
+  real_t *params = m->params, *buffers = m->buffers;
+  m->params = calloc(m->n_params + 1, sizeof(real_t));
+  m->buffers = calloc(m->n_buffers + 1, sizeof(real_t));
+  if (!m->params || !m->buffers) {
+    free(m->params), free(m->buffers);
+    m->params = params, m->buffers = buffers;
+    snprintf(m->err, sizeof m->err, "model_init_params: out of memory");
+    m->failed = 1;
+    return;
+  }
+  model_init_layers(m);
+  if (model_gpu_upload(params, m->params, (m->n_params + 1) * sizeof(real_t)) ||
+      model_gpu_upload(buffers, m->buffers, (m->n_buffers + 1) * sizeof(real_t))) {
+    snprintf(m->err, sizeof m->err, "model_init_params: the copy to the GPU failed");
+    m->failed = 1;
+  }
+  free(m->params), free(m->buffers);
+  m->params = params, m->buffers = buffers;
 }
 
-#endif
+static int gpu_forward_input(model_t *m, const real_t **x, int n) {
+  if (model_gpu_amp(m) && !(*x = model_gpu_amp_input(m, *x, n))) return -1;
+  return 0;
+}
+
+static void *gpu_alloc_zeroed(size_t bytes) {
+  void *p = NULL;
+  if (model_gpu_alloc(&p, bytes) == 0) model_gpu_zero(p, bytes);
+  return p;
+}
+
+static const real_t *gpu_batch_put(void *buf, const real_t *x, size_t bytes) {
+  return model_gpu_upload(buf, x, bytes) ? NULL : buf;
+}
+
+static const device_ops_t gpu_device_ops = {
+    .kind = DEVICE_GPU,
+    .name = "GPU",
+    .blocked_layout = 0, /* NCHW, or NHWC float16 with mixed precision */
+    .layer_ops = layer_gpu_ops,
+    .init_params = gpu_init_params,
+    .free_model = release_all,
+    .forward_input = gpu_forward_input,
+    .loss = gpu_loss,
+    .alloc_zeroed = gpu_alloc_zeroed,
+    .release = model_gpu_release,
+    .zero = model_gpu_zero,
+    .upload = model_gpu_upload,
+    .download = model_gpu_download,
+    .sgd_update = gpu_sgd,
+    .batch_alloc = model_gpu_alloc,
+    .batch_put = gpu_batch_put,
+};
