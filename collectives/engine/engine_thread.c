@@ -1,5 +1,5 @@
-/* engine.c: the background thread of a communicator. It alternates negotiation
- * rounds (engine_negotiate.c) and execution (engine_execute.c), in lockstep with the
+/* engine_thread.c: the background thread of a communicator. It alternates negotiation
+ * rounds (negotiate_round.c) and execution (engine_execute.c), in lockstep with the
  * other ranks' threads.
  *
  * Pacing, so an idle engine sleeps instead of spinning:

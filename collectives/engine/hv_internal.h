@@ -1,7 +1,7 @@
-/* hv_internal.h: the engine's internal types, shared by the files of collectives/.
+/* hv_internal.h: the engine's internal types, shared by the files of collectives/engine and cuda/ (never by algo/).
  *
  * A request (struct hv_handle) travels: user thread -> comm queue (mutex) ->
- * background thread's pending table -> negotiation (engine_negotiate.c) ->
+ * background thread's pending table (pending.c) -> negotiation (negotiate_*.c) ->
  * execution list -> fusion + algorithm -> completion (done_cv wakes hv_wait).
  * Everything below the queue is touched by the background thread only, so it needs
  * no lock.
@@ -211,7 +211,7 @@ void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_de
 void hv__handles_complete(hv_comm_t *comm, const hv__exec_t *exec, size_t n);
 void hv__handle_free(struct hv_handle *h);
 
-/* ---- engine (engine.c, engine_negotiate.c, engine_execute.c) ---- */
+/* ---- engine (engine_thread.c, negotiate_*.c, engine_execute.c, engine_inline.c) ---- */
 hv_result_t hv__engine_start(hv_comm_t *comm);
 /* Asks the background thread to stop and joins it. */
 void hv__engine_stop(hv_comm_t *comm);
