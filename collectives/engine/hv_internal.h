@@ -1,4 +1,5 @@
-/* hv_internal.h: the engine's internal types, shared by the files of collectives/engine and cuda/ (never by algo/).
+/* hv_internal.h: the engine's internal types, shared by the files of
+ * collectives/engine and collectives/cuda (never by collectives/algo).
  *
  * A request (struct hv_handle) travels: user thread -> comm queue (mutex) ->
  * background thread's pending table (pending.c) -> negotiation (negotiate_*.c) ->
