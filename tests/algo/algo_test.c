@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "test_util.h"
 
 static atomic_int checks, failures;
 
@@ -63,60 +64,16 @@ static void link_contexts(rank_env_t *env, int nodes) {
   (void)nodes;
 }
 
-/* ---- values ---- */
-static double get(const void *buf, hv_dtype_t t, size_t i) {
-  switch (t) {
-    case HV_UINT8: return ((const uint8_t *)buf)[i];
-    case HV_INT8: return ((const int8_t *)buf)[i];
-    case HV_INT32: return ((const int32_t *)buf)[i];
-    case HV_INT64: return (double)((const int64_t *)buf)[i];
-    case HV_FLOAT16: return hv_half_to_float(((const uint16_t *)buf)[i]);
-    case HV_BFLOAT16: return hv_bfloat16_to_float(((const uint16_t *)buf)[i]);
-    case HV_FLOAT32: return ((const float *)buf)[i];
-    default: return ((const double *)buf)[i];
-  }
-}
-
-static void set(void *buf, hv_dtype_t t, size_t i, double v) {
-  switch (t) {
-    case HV_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-    case HV_INT8: ((int8_t *)buf)[i] = (int8_t)v; break;
-    case HV_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
-    case HV_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
-    case HV_FLOAT16: ((uint16_t *)buf)[i] = hv_float_to_half((float)v); break;
-    case HV_BFLOAT16: ((uint16_t *)buf)[i] = hv_float_to_bfloat16((float)v); break;
-    case HV_FLOAT32: ((float *)buf)[i] = (float)v; break;
-    default: ((double *)buf)[i] = v; break;
-  }
-}
-
-/* Small integers (products of 1s and 2s), exact in every dtype and reduction order. */
-static double input(hv_op_t op, int r, size_t i) {
-  switch (op) {
-    case HV_PRODUCT: return ((i + (size_t)r) % 3 == 0) ? 2 : 1;
-    case HV_MIN:
-    case HV_MAX: return (double)((i * 3 + (size_t)r * 5) % 11);
-    default: return (double)((i * 7 + (size_t)r * 3) % 5 + 1);
-  }
-}
-
-static double expected(hv_op_t op, size_t i, int n) {
-  double acc = input(op, 0, i);
-  for (int r = 1; r < n; r++) {
-    double v = input(op, r, i);
-    if (op == HV_PRODUCT) acc *= v;
-    else if (op == HV_MIN) acc = v < acc ? v : acc;
-    else if (op == HV_MAX) acc = v > acc ? v : acc;
-    else acc += v;
-  }
-  return acc;
-}
+/* ---- values: tests/collectives/test_util.h's elements and inputs (its CHECK
+ * counters are not for threads: this test counts in atomics) ---- */
+static double expected(hv_op_t op, size_t i, int n) { return test_expected(op, i, n); }
+static double input(hv_op_t op, int r, size_t i) { return test_input(op, r, i, 0); }
 
 /* Counts the elements that differ from want(i); prints the first. */
 static size_t mismatches(const void *buf, hv_dtype_t dt, size_t n, hv_op_t op, int size, const char *what, int rank) {
   size_t bad = 0;
   for (size_t i = 0; i < n; i++) {
-    double got = get(buf, dt, i), want = expected(op, i, size);
+    double got = elem_get(buf, dt, i), want = expected(op, i, size);
     if (got != want && bad++ == 0)
       fprintf(stderr, "rank %d: %s [%zu]: got %.17g, expected %.17g\n", rank, what, i, got, want);
   }
@@ -143,7 +100,7 @@ static void test_allreduce(rank_env_t *env, const char *name, allreduce_fn fn) {
       for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++) {
         const size_t count = counts[ci], es = hv_dtype_size((hv_dtype_t)dt);
         unsigned char *buf = malloc((count + 1) * es);
-        for (size_t i = 0; i < count; i++) set(buf, (hv_dtype_t)dt, i, input(ops[oi], r, i));
+        for (size_t i = 0; i < count; i++) elem_set(buf, (hv_dtype_t)dt, i, input(ops[oi], r, i));
         memset(buf + count * es, 0xA5, es);
         hv_result_t rc = fn(&env->all, buf, count, (hv_dtype_t)dt, ops[oi]);
         char what[128];
@@ -356,6 +313,7 @@ static int run_mpi(int *argc, char ***argv, int per_node) {
 }
 
 int main(int argc, char **argv) {
+  (void)test_checks, (void)test_failures; /* test_util.h's, unused here */
   const char *transport = "local";
   int nodes = 1, per_node = 2;
   for (int i = 1; i < argc; i++) {
