@@ -45,12 +45,3 @@ if(HV_ENABLE_CUDA)
     set(HV_ENABLE_CUDNN ON)
   endif()
 endif()
-
-# 0/1 values for the generated config header (tested with #if, never #ifdef).
-foreach(_opt HV_ENABLE_CUDA HV_ENABLE_NCCL HV_ENABLE_CUDNN)
-  if(${_opt})
-    set(${_opt}_01 1)
-  else()
-    set(${_opt}_01 0)
-  endif()
-endforeach()

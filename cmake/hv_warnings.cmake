@@ -1,11 +1,13 @@
 # Compiler warnings (errors under HV_WERROR) and sanitizer flags, applied to every
-# target of the project through hv_project_options().
+# target of the project through hv_project_options(). Build features reach the code as
+# -D flags of the targets (HV_SVM_CUDA=0/1, HV_TRAINER_CUDA, HV_HAVE_DNNL, ...), tested
+# with #if; -Wundef makes a misspelt or missing one an error instead of a silent 0.
 add_library(hv_project_options INTERFACE)
 # POSIX.1-2008 (strdup, clock_gettime, nanosleep...) on top of strict C11.
 target_compile_definitions(hv_project_options INTERFACE _DEFAULT_SOURCE _POSIX_C_SOURCE=200809L)
 target_compile_options(hv_project_options INTERFACE
   $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-                          -Wno-unused-parameter -Wformat=2 -Wvla>)
+                          -Wno-unused-parameter -Wformat=2 -Wvla -Wundef>)
 if(HV_WERROR)
   target_compile_options(hv_project_options INTERFACE $<$<COMPILE_LANGUAGE:C>:-Werror>
                          $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)

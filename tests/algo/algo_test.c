@@ -64,7 +64,7 @@ static void link_contexts(rank_env_t *env, int nodes) {
   (void)nodes;
 }
 
-/* ---- values: tests/collectives/test_util.h's elements and inputs (its CHECK
+/* ---- values: tests/collectives/test_util.h's elements and inputs (check.h's
  * counters are not for threads: this test counts in atomics) ---- */
 static double expected(hv_op_t op, size_t i, int n) { return test_expected(op, i, n); }
 static double input(hv_op_t op, int r, size_t i) { return test_input(op, r, i, 0); }
@@ -313,7 +313,6 @@ static int run_mpi(int *argc, char ***argv, int per_node) {
 }
 
 int main(int argc, char **argv) {
-  (void)test_checks, (void)test_failures; /* test_util.h's, unused here */
   const char *transport = "local";
   int nodes = 1, per_node = 2;
   for (int i = 1; i < argc; i++) {

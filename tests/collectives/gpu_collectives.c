@@ -239,8 +239,8 @@ int main(int argc, char **argv) {
   cudaStreamDestroy(stream);
   CHECK_RC(hv_shutdown(comm));
   int total = 0;
-  MPI_Allreduce(&test_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (R == 0) printf("gpu_collectives on %d ranks: %d checks on rank 0, %d failures on all ranks\n", N, test_checks, total);
+  MPI_Allreduce(&check_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (R == 0) printf("gpu_collectives on %d ranks: %d checks on rank 0, %d failures on all ranks\n", N, check_count, total);
   MPI_Finalize();
   return total ? 1 : 0;
 }

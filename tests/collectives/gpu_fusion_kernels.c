@@ -71,6 +71,6 @@ int main(void) {
       run_case(floats[a], floats[b], 0.125f);
     }
   run_case(HV_INT32, HV_INT32, 1.0f);
-  printf("%d passed, %d failed\n", test_checks - test_failures, test_failures);
-  return test_failures ? 1 : 0;
+  printf("%d passed, %d failed\n", check_count - check_failures, check_failures);
+  return check_failures ? 1 : 0;
 }

@@ -1,5 +1,5 @@
 /* test_util.h: helpers shared by the collectives tests: element access by dtype as
- * float64, exact comparison with the first mismatches printed, and a failure count
+ * float64, exact comparison with the first mismatches printed, and (check.h) the failure count
  * that the multi-rank tests reduce across ranks before deciding the exit code. */
 #ifndef HV_TEST_UTIL_H
 #define HV_TEST_UTIL_H
@@ -8,21 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "hv.h"
-
-static int test_failures;
-static int test_checks;
-
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    test_checks++;                                                         \
-    if (!(cond)) {                                                         \
-      test_failures++;                                                     \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                 \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fputc('\n', stderr);                                                 \
-    }                                                                      \
-  } while (0)
 
 /* test_comm: the communicator whose last error explains a failed call. */
 static hv_comm_t *test_comm __attribute__((unused));
@@ -73,8 +60,8 @@ static inline void elem_set(void *buf, hv_dtype_t t, size_t i, double v) {
         bad_++;                                                                        \
       }                                                                                \
     }                                                                                  \
-    test_checks++;                                                                     \
-    if (bad_) test_failures++;                                                         \
+    check_count++;                                                                     \
+    if (bad_) check_failures++;                                                         \
   } while (0)
 
 /* Rank r's input element i for op on n ranks: small integers (products of 1s and 2s

@@ -50,13 +50,13 @@ static int same_half(uint16_t a, uint16_t b) {
 static void check_half(float f) {
   uint16_t got = hv_float_to_half(f), want = ref_half(f);
   if (!same_half(got, want)) CHECK(0, "float_to_half(%a): got 0x%04x want 0x%04x", (double)f, got, want);
-  else test_checks++;
+  else check_count++;
 }
 
 static void check_bf16(float f) {
   uint16_t got = hv_float_to_bfloat16(f), want = ref_bf16(f);
   if (got != want) CHECK(0, "float_to_bfloat16(%a): got 0x%04x want 0x%04x", (double)f, got, want);
-  else test_checks++;
+  else check_count++;
 }
 
 int main(void) {
@@ -105,6 +105,6 @@ int main(void) {
   CHECK(hv_float_to_half(1e9f) == 0x7c00 && hv_float_to_half(-1e9f) == 0xfc00, "overflow gives inf");
   CHECK(isnan(hv_half_to_float(hv_float_to_half(NAN))), "NaN stays NaN");
   CHECK(hv_float_to_bfloat16(INFINITY) == 0x7f80, "bf16 inf");
-  printf("%d passed, %d failed\n", test_checks - test_failures, test_failures);
-  return test_failures ? 1 : 0;
+  printf("%d passed, %d failed\n", check_count - check_failures, check_failures);
+  return check_failures ? 1 : 0;
 }

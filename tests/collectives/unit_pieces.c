@@ -159,6 +159,6 @@ int main(void) {
   test_convert_and_reduce();
   test_simd_matches_scalar();
   test_parsing();
-  printf("%d passed, %d failed\n", test_checks - test_failures, test_failures);
-  return test_failures ? 1 : 0;
+  printf("%d passed, %d failed\n", check_count - check_failures, check_failures);
+  return check_failures ? 1 : 0;
 }

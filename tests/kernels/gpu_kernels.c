@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../trainer/check.h"
+#include "check.h"
 #include "batch.h"
 #include "gpu_kernels.h"
 #include "grad_scaler.h"

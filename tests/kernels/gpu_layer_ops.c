@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../trainer/check.h"
+#include "check.h"
 #include "batchnorm.h"
 #include "conv2d.h"
 #include "cublas_linear.h"

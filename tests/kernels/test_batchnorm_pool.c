@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../trainer/check.h"
+#include "check.h"
 #include "batchnorm.h"
 #include "pool.h"
 #include "softmax_xent.h"

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../trainer/check.h"
+#include "check.h"
 #include "conv2d.h"
 
 static double frand(unsigned *s) {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../trainer/check.h"
+#include "check.h"
 #include "conv2d.h"
 #include "conv2d_dnnl.h"
 #include "layout_blocked.h"

@@ -11,7 +11,7 @@
 #include <omp.h>
 #endif
 
-#include "../trainer/check.h"
+#include "check.h"
 #include "batchnorm.h"
 #include "layout_blocked.h"
 #include "pool.h"

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "hv_topo.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -24,17 +25,6 @@ const char *__lsan_default_suppressions(void);
 const char *__asan_default_options(void) { return "fast_unwind_on_malloc=0"; }
 const char *__lsan_default_suppressions(void) { return "leak:hwloc_topology_load\n"; }
 #endif
-
-static int failures = 0;
-#define CHECK(cond, ...)                                                  \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      failures++;                                                         \
-      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);              \
-      printf(__VA_ARGS__);                                                \
-      printf("\n");                                                       \
-    }                                                                     \
-  } while (0)
 
 static hv_topo_binding_t plan(const hv_topo_t *t, int r, int n) {
   hv_topo_binding_t b;
@@ -255,6 +245,6 @@ int main(int argc, char **argv) {
   test_gpu_policy();
   test_cpu_policy();
   test_discover();
-  printf("topo_test: %s (%d failures)\n", failures ? "FAILED" : "passed", failures);
-  return failures ? 1 : 0;
+  printf("topo_test: %s (%d failures)\n", check_failures ? "FAILED" : "passed", check_failures);
+  return check_failures ? 1 : 0;
 }

@@ -9,19 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "nn_plan.h"
 #include "nn_report.h"
-
-static int failures = 0;
-#define CHECK(cond, ...)                      \
-  do {                                        \
-    if (!(cond)) {                            \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);           \
-      fprintf(stderr, "\n");                  \
-      failures++;                             \
-    }                                         \
-  } while (0)
 
 static void test_folds(int n, int k, uint64_t seed) {
   int *fold_of = malloc(sizeof(int) * (size_t)n), *size = calloc((size_t)k, sizeof(int));
@@ -155,8 +145,8 @@ int main(void) {
   test_folds(10, 2, 3);
   test_settings();
   test_vote();
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
+  if (check_failures) {
+    fprintf(stderr, "%d check(s) failed\n", check_failures);
     return 1;
   }
   printf("nn plan: all checks passed\n");

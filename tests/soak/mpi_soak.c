@@ -33,6 +33,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "clock.h"
 #include "hv.h"
 #include "hv_mpi.h"
 #include "soak_usage.h"
@@ -366,7 +367,7 @@ static hv_result_t tensor_submit(tensor_t *t) {
 }
 
 static void fail_tensor(const tensor_t *t, const char *what, size_t at, double got, double want) {
-  test_failures++;
+  check_failures++;
   if (printed_failures++ >= 20) return;
   char d[256];
   describe(t, d, sizeof d);
@@ -394,7 +395,7 @@ static void check_block(const tensor_t *t, const void *buf, size_t n, int src, i
 static void tensor_check(const tensor_t *t) {
   const spec_t *s = &t->s;
   size_t es = hv_dtype_size(s->dtype), c = s->count;
-  test_checks++;
+  check_count++;
   switch (s->kind) {
     case K_ALLREDUCE:
     case K_REDUCESCATTER: {
@@ -577,12 +578,6 @@ static void submit_and_wait(tensor_t *ts, int K, rng_t *mine) {
     if (!failed[k]) tensor_check(&ts[k]);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void usage(void) {
   fprintf(stderr,
           "usage: mpi_soak [--iterations N] [--seconds S] [--warmup N] [--report S] [--reinit-every N]\n"
@@ -684,7 +679,7 @@ int main(int argc, char **argv) {
     }
     int K = fresh_comm ? build_prime_round(ts, &sched) : build_round(ts, &sched, rno);
     for (int k = 0; k < K; k++) tensor_prepare(&ts[k]);
-    int failures_before = test_failures;
+    int failures_before = check_failures;
     submit_and_wait(ts, K, &mine);
     for (int k = 0; k < K; k++) {
       f[F_BYTES] += (double)tensor_bytes(&ts[k]);
@@ -693,7 +688,7 @@ int main(int argc, char **argv) {
     f[F_COLLS] += K;
 
     /* Every rank learns whether any rank failed, and whether rank 0's time is up. */
-    int32_t ctl[2] = {test_failures != failures_before, 0};
+    int32_t ctl[2] = {check_failures != failures_before, 0};
     double elapsed = now_s() - t0;
     if (R == 0 && opt.seconds > 0 && elapsed >= opt.seconds) ctl[1] = 1;
     CHECK_RC(hv_allreduce(comm, "soak.control", ctl, ctl, 2, HV_INT32, HV_MAX, NULL));
@@ -715,7 +710,7 @@ int main(int argc, char **argv) {
     }
   }
   end = soak_usage_now();
-  int failed_early = test_failures > 0;
+  int failed_early = check_failures > 0;
   CHECK(measured || failed_early, "rank %d: the run (%llu rounds) ended within the warm-up (%ld rounds): run longer",
         R, (unsigned long long)rno, opt.warmup);
 
@@ -749,12 +744,12 @@ int main(int argc, char **argv) {
         after.fds, before_init.fds);
   CHECK(after.threads == before_init.threads, "rank %d: %d threads after hv_shutdown, %d before hv_init", R,
         after.threads, before_init.threads);
-  f[F_FAILED] = test_failures;
+  f[F_FAILED] = check_failures;
 
   double *all = R == 0 ? calloc((size_t)N * F_NUM, sizeof(double)) : NULL;
   MPI_Gather(f, F_NUM, MPI_DOUBLE, all, F_NUM, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   int total = 0;
-  MPI_Allreduce(&test_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&check_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (R == 0) {
     for (int r = 0; r < N; r++) {
       const double *g = all + (size_t)r * F_NUM;
@@ -775,7 +770,7 @@ int main(int argc, char **argv) {
              g[F_THR0], g[F_THR1], g[F_SECONDS], g[F_FAILED]);
     }
     printf("mpi_soak on %d ranks: %s, %d checks on rank 0, %d failures on all ranks, %.1f s\n", N,
-           total ? "FAIL" : "PASS", test_checks, total, now_s() - t0);
+           total ? "FAIL" : "PASS", check_count, total, now_s() - t0);
     free(all);
   }
   MPI_Finalize();

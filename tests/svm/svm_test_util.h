@@ -1,5 +1,5 @@
-/* svm_test_util.h: what the mnist_svm unit tests share: a failure counter with a
- * CHECK macro that prints file:line, and a seeded uniform generator (LCG) so the
+/* svm_test_util.h: what the mnist_svm unit tests share: check.h's CHECK macros,
+ * and a seeded uniform generator (LCG) so the
  * random problems are the same on every run. */
 #ifndef HV_SVM_TEST_UTIL_H
 #define HV_SVM_TEST_UTIL_H
@@ -7,16 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-static int failures = 0;
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-      failures++;                                          \
-    }                                                      \
-  } while (0)
+#include "check.h"
 
 /* Uniform in (0, 1) from the 64-bit LCG state *s. */
 static inline double test_uniform(uint64_t *s) {

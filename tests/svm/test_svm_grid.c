@@ -70,8 +70,8 @@ int main(void) {
           nr, mx, rr_max);
   }
   grid_free(&g);
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
+  if (check_failures) {
+    fprintf(stderr, "%d check(s) failed\n", check_failures);
     return 1;
   }
   printf("all checks passed\n");

@@ -114,8 +114,8 @@ static void test_blocks(void) {
 int main(void) {
   test_exp();
   test_blocks();
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
+  if (check_failures) {
+    fprintf(stderr, "%d check(s) failed\n", check_failures);
     return 1;
   }
   printf("all checks passed\n");

@@ -288,8 +288,8 @@ int main(void) {
   run_case(150, 3, 2.0, 1000.0, 1.0);
   run_ovo_case(1.0, 0.5);
   run_ovo_case(100.0, 0.1);
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
+  if (check_failures) {
+    fprintf(stderr, "%d check(s) failed\n", check_failures);
     return 1;
   }
   printf("all checks passed\n");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "hvbench.h"
 
 static const char *const coll_names[BENCH_NUM_COLLS] = {"allreduce", "allgather", "broadcast",
@@ -138,24 +139,6 @@ static int parse_size(const char *text, size_t *bytes) {
   return 0;
 }
 
-static int parse_int(const char *text, long lo, long hi, int *out) {
-  char *end = NULL;
-  errno = 0;
-  long value = strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || value < lo || value > hi) return -1;
-  *out = (int)value;
-  return 0;
-}
-
-static int parse_double(const char *text, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double value = strtod(text, &end);
-  if (errno != 0 || end == text || *end != '\0' || !isfinite(value)) return -1;
-  *out = value;
-  return 0;
-}
-
 static void set_defaults(bench_options_t *o) {
   memset(o, 0, sizeof(*o));
   o->coll = BENCH_NUM_COLLS;
@@ -198,6 +181,7 @@ static const struct {
 
 static int apply_value(char key, const char *name, const char *val, int rank, int nranks,
                        bench_options_t *o, int *step_bytes_given, int *root_given) {
+  long long n = 0;
   switch (key) {
   case 'b':
   case 'e':
@@ -216,21 +200,25 @@ static int apply_value(char key, const char *name, const char *val, int rank, in
     return 0;
   }
   case 'f':
-    if (parse_double(val, &o->step_factor) != 0 || o->step_factor <= 1.0)
+    if (parse_double(name, val, -HUGE_VAL, HUGE_VAL, &o->step_factor, NULL, 0) != 0 ||
+        o->step_factor <= 1.0)
       USAGE_ERROR("bad step factor '%s' for %s: it must be a number > 1", val, name);
     *step_bytes_given = 0;
     return 0;
   case 'n':
-    if (parse_int(val, 1, 100000000, &o->iters) != 0)
+    if (parse_int(name, val, 1, 100000000, &n, NULL, 0) != 0)
       USAGE_ERROR("bad iteration count '%s' for %s: it must be >= 1", val, name);
+    o->iters = (int)n;
     return 0;
   case 'w':
-    if (parse_int(val, 0, 100000000, &o->warmup) != 0)
+    if (parse_int(name, val, 0, 100000000, &n, NULL, 0) != 0)
       USAGE_ERROR("bad warm-up count '%s' for %s: it must be >= 0", val, name);
+    o->warmup = (int)n;
     return 0;
   case 'c':
-    if (parse_int(val, 0, 1, &o->check) != 0)
+    if (parse_int(name, val, 0, 1, &n, NULL, 0) != 0)
       USAGE_ERROR("bad value '%s' for %s: use 0 or 1", val, name);
+    o->check = (int)n;
     return 0;
   case 'd':
     if (strcmp(val, "all") == 0) {
@@ -261,10 +249,10 @@ static int apply_value(char key, const char *name, const char *val, int rank, in
     }
     return 0;
   case 'r':
-    if (parse_int(val, -1000000000, 1000000000, &o->root) != 0 || o->root < 0 ||
-        o->root >= nranks)
+    if (parse_int(name, val, -1000000000, 1000000000, &n, NULL, 0) != 0 || n < 0 || n >= nranks)
       USAGE_ERROR("root '%s' for %s is outside the rank range 0..%d of this job", val, name,
                   nranks - 1);
+    o->root = (int)n;
     *root_given = 1;
     return 0;
   case 'A':
@@ -300,8 +288,9 @@ static int apply_value(char key, const char *name, const char *val, int rank, in
     }
     USAGE_ERROR("unknown device '%s' for %s: use cpu or cuda", val, name);
   case 'K':
-    if (parse_int(val, 1, 1000000, &o->tensors) != 0)
+    if (parse_int(name, val, 1, 1000000, &n, NULL, 0) != 0)
       USAGE_ERROR("bad tensor count '%s' for %s: it must be 1..1000000", val, name);
+    o->tensors = (int)n;
     return 0;
   case 'J': o->json_path = val; return 0;
   case 'V': o->csv_path = val; return 0;
@@ -313,7 +302,8 @@ static int apply_value(char key, const char *name, const char *val, int rank, in
     return 0;
   }
   case 'M':
-    if (parse_double(val, &o->min_busbw) != 0 || o->min_busbw < 0)
+    if (parse_double(name, val, -HUGE_VAL, HUGE_VAL, &o->min_busbw, NULL, 0) != 0 ||
+        o->min_busbw < 0)
       USAGE_ERROR("bad bandwidth '%s' for %s: give GB/s as a number >= 0", val, name);
     return 0;
   default: return 0;

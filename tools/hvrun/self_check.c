@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "hv.h"
 #include "hvrun.h"
 
@@ -22,12 +22,6 @@ typedef struct {
   char cpus[64];
   char why[128];
 } self_check_rec_t;
-
-static double self_check_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* One exact allreduce of count floats; returns 0 or writes the first wrong element. */
 static int self_check_allreduce(hv_comm_t *comm, int rank, int size, size_t count, char *why, size_t len) {
@@ -91,7 +85,7 @@ static void self_check_print_nodes(const self_check_rec_t *all, int size, double
 }
 
 int self_check_run(const hvrun_task_t *task, const hv_topo_t *topo, const hv_topo_binding_t *b) {
-  double t0 = self_check_now();
+  double t0 = now_s();
   hv_comm_t *comm = NULL;
   hv_result_t r = hv_init(NULL, NULL, &comm);
   if (r != HV_SUCCESS) {
@@ -134,7 +128,7 @@ int self_check_run(const hvrun_task_t *task, const hv_topo_t *topo, const hv_top
       rc = 0;
       for (int q = 0; q < size; q++)
         if (!all[q].ok) rc = 1;
-      if (rank == 0) self_check_print_nodes(all, size, self_check_now() - t0);
+      if (rank == 0) self_check_print_nodes(all, size, now_s() - t0);
     }
     free(all);
   }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 
 const char *cifar_args_default_model(void) {
   /* A WRN-16-4 step costs ~20x a WRN-10-1 step: on a CPU the small one gives a run in
@@ -72,34 +73,6 @@ const char *cifar_args_usage(void) {
          "Output (rank 0 only): per epoch 'Epoch k/N completed in X seconds', 'Validation\n"
          "Loss: L, Validation Accuracy: A', 'Epoch Throughput: T images/second'; a summary.\n"
          "Errors name the rank and exit non-zero.\n";
-}
-
-static int parse_int(const char *flag, const char *s, long long lo, long long hi,
-                     long long *out, char *err, size_t errlen) {
-  char *end;
-  errno = 0;
-  long long v = s ? strtoll(s, &end, 10) : 0;
-  if (!s || *s == '\0' || *end != '\0' || errno || v < lo || v > hi) {
-    snprintf(err, errlen, "%s: '%s' is not an integer in [%lld, %lld]", flag,
-             s ? s : "(missing value)", lo, hi);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
-
-static int parse_double(const char *flag, const char *s, double lo, double hi, double *out,
-                        char *err, size_t errlen) {
-  char *end;
-  errno = 0;
-  double v = s ? strtod(s, &end) : 0.0;
-  if (!s || *s == '\0' || *end != '\0' || errno || !isfinite(v) || v < lo || v > hi) {
-    snprintf(err, errlen, "%s: '%s' is not a number in [%g, %g]", flag,
-             s ? s : "(missing value)", lo, hi);
-    return -1;
-  }
-  *out = v;
-  return 0;
 }
 
 static int parse_choice(const char *flag, const char *s, const char *const *choices,

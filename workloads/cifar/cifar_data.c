@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "data_cifar.h"
+#include "data_dirs.h"
 #include "data_mnist.h"
 #include "file_read.h"
 
@@ -126,7 +127,7 @@ int cifar_data_pad(dataset_t *ds, int pad, char *err, size_t errlen) {
 static int load_fashion(const char *dir, cifar_data_t *d, char *err, size_t errlen) {
   static const char *const names[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
                                       "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
-  const char *howto = strcmp(dir, CIFAR_FASHION_MNIST_DIR)
+  const char *howto = strcmp(dir, FASHION_MNIST_DIR)
                           ? "put the four Fashion-MNIST IDX files (.gz or plain) there"
                           : "install it with: apt-get install dataset-fashion-mnist";
   for (int f = 0; f < 4; f++) {
@@ -162,7 +163,7 @@ int cifar_data_load(const char *dataset, const char *dir, cifar_data_t *d, char 
   memset(d, 0, sizeof *d);
   int rc;
   if (!strcmp(dataset, "fashion-mnist")) {
-    snprintf(d->dir, sizeof d->dir, "%s", dir ? dir : CIFAR_FASHION_MNIST_DIR);
+    snprintf(d->dir, sizeof d->dir, "%s", dir ? dir : FASHION_MNIST_DIR);
     rc = load_fashion(d->dir, d, err, errlen);
   } else {
     const int classes = !strcmp(dataset, "cifar100") ? 100 : 10;

@@ -15,8 +15,6 @@
 
 #include "dataset.h"
 
-#define CIFAR_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
-
 typedef struct cifar_data {
   dataset_t train, test;
   const float *mean, *std; /* per channel, for normalisation */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "model_gpu.h"
 #include "models.h"
 
@@ -27,8 +28,6 @@ static double clock_s(clockid_t id) {
   clock_gettime(id, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
-
-static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
 
 int cifar_train_agree(hv_comm_t *comm, int ok, int *first_bad) {
   int size, rank;

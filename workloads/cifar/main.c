@@ -13,30 +13,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cifar_args.h"
 #include "cifar_ckpt.h"
 #include "cifar_data.h"
 #include "cifar_report.h"
 #include "cifar_train.h"
+#include "clock.h"
+#include "error_report.h"
 #include "hv.h"
 #include "model_gpu.h"
 
 enum { MAX_EPOCH_RECORDS = 10001 }; /* --epochs is at most 10000 */
 
 static int g_rank = 0;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void print_error(const char *msg) {
-  fprintf(stderr, "cifar_ddp: rank %d: error: %s\n", g_rank, msg);
-  fflush(stderr);
-}
 
 /* The rank the launcher gave us, before MPI is up (flag errors print once). */
 static int launcher_rank(void) {
@@ -60,10 +50,10 @@ static int all_ok(hv_comm_t *comm, int ok, const char *msg) {
   int bad = -1;
   const int r = cifar_train_agree(comm, ok, &bad);
   if (r < 0) {
-    print_error(hv_comm_last_error(comm));
+    report_error(hv_comm_last_error(comm));
     return 0;
   }
-  if (!r && bad == g_rank) print_error(msg);
+  if (!r && bad == g_rank) report_error(msg);
   return r;
 }
 
@@ -89,12 +79,14 @@ int main(int argc, char **argv) {
   char err[2048], warn[1024];
   const int pr = cifar_args_parse(argc, argv, &a, err, sizeof err);
   g_rank = launcher_rank();
+  report_set_program("cifar_ddp");
+  report_set_rank(g_rank);
   if (pr == 1) {
     if (g_rank == 0) fputs(cifar_args_usage(), stdout);
     return 0;
   }
   if (pr < 0) {
-    if (g_rank == 0) print_error(err);
+    if (g_rank == 0) report_error(err);
     return 2;
   }
   /* ddp.h has no compression knob: the engine reads HV_COMPRESSION at hv_init. An
@@ -106,11 +98,12 @@ int main(int argc, char **argv) {
   hv_comm_t *comm = NULL;
   if (hv_init(&argc, &argv, &comm) != HV_SUCCESS) {
     snprintf(err, sizeof err, "hv_init failed: %s", hv_comm_last_error(NULL));
-    print_error(err);
+    report_error(err);
     return 1;
   }
   cifar_run_info_t info = {.device = "cpu"};
   hv_comm_rank(comm, &g_rank);
+  report_set_rank(g_rank);
   hv_comm_size(comm, &info.world);
   hv_comm_local_size(comm, &info.ranks_per_node);
   hv_comm_cross_size(comm, &info.nodes);
@@ -123,7 +116,7 @@ int main(int argc, char **argv) {
                "across the ranks and each needs at least one image per step (use "
                "--batch-size %d or more)",
                a.batch_size, info.world, info.world);
-      print_error(err);
+      report_error(err);
     }
     return leave(comm, 2);
   }
@@ -199,7 +192,7 @@ int main(int argc, char **argv) {
   const long long done = n_hist > 0 ? hist[n_hist - 1].steps : 0;
   int64_t sv[3] = {streak, meta.epoch, t.step > done ? t.step - done : 0};
   if (hv_broadcast(comm, "cifar.resume.position", sv, 3, HV_INT64, 0) != HV_SUCCESS) {
-    print_error(hv_comm_last_error(comm));
+    report_error(hv_comm_last_error(comm));
     goto fail;
   }
   streak = (int)sv[0];
@@ -227,7 +220,7 @@ int main(int argc, char **argv) {
     const int taken = cifar_train_epoch(&t, epoch, first, a.max_steps, &prog, &e, err, sizeof err);
     cifar_progress_end(&prog);
     if (taken < 0) {
-      print_error(err);
+      report_error(err);
       goto fail;
     }
     const int partial = first + taken < t.steps_per_epoch;
@@ -236,7 +229,7 @@ int main(int argc, char **argv) {
       break;
     }
     if (cifar_train_evaluate(&t, &e, err, sizeof err)) {
-      print_error(err);
+      report_error(err);
       goto fail;
     }
     if (verbose) {

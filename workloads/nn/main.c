@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "data_cifar.h"
+#include "data_dirs.h"
 #include "data_mnist.h"
+#include "error_report.h"
 #include "hv.h"
 #include "nn_args.h"
 #include "nn_boot.h"
@@ -22,26 +24,13 @@
 #include "nn_report.h"
 #include "nn_sched.h"
 
-#define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
-
 static int g_rank = 0;
-
-static void die(const char *what) {
-  fprintf(stderr, "mnist_nn: rank %d: error: %s\n", g_rank, what);
-  exit(1);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void hv_check(hv_comm_t *comm, hv_result_t r, const char *what) {
   if (r == HV_SUCCESS) return;
   char msg[1024];
   snprintf(msg, sizeof msg, "%s: %s (%s)", what, hv_strerror(r), hv_comm_last_error(comm));
-  die(msg);
+  report_fatal(msg);
 }
 
 /* All ranks agree whether every rank succeeded, so a rank with bad input does not
@@ -112,17 +101,17 @@ static void write_plan(const char *dir, int n, int folds, const int *fold_of, ui
   char path[4200];
   snprintf(path, sizeof path, "%s/plan", dir);
   char err[512];
-  if (nn_report_make_dir(path, err, sizeof err)) die(err);
+  if (nn_report_make_dir(path, err, sizeof err)) report_fatal(err);
   int *sample = malloc(sizeof(int) * (size_t)n), *sf = malloc(sizeof(int) * (size_t)n);
-  if (!sample || !sf) die("out of memory writing the plan");
+  if (!sample || !sf) report_fatal("out of memory writing the plan");
   for (int b = 0; b < n_bootstrap; ++b) {
-    if (nn_bootstrap_draw(n, folds, fold_of, nn_boot_seed(seed, b), sample, sf)) die("out of memory");
+    if (nn_bootstrap_draw(n, folds, fold_of, nn_boot_seed(seed, b), sample, sf)) report_fatal("out of memory");
     snprintf(path, sizeof path, "%s/plan/bootstrap_%d.csv", dir, b);
     FILE *f = fopen(path, "w");
-    if (!f) die("cannot write the plan");
+    if (!f) report_fatal("cannot write the plan");
     fprintf(f, "image,fold\n");
     for (int j = 0; j < n; ++j) fprintf(f, "%d,%d\n", sample[j], sf[j]);
-    if (fclose(f)) die("cannot write the plan");
+    if (fclose(f)) report_fatal("cannot write the plan");
   }
   free(sample);
   free(sf);
@@ -131,8 +120,9 @@ static void write_plan(const char *dir, int n, int folds, const int *fold_of, ui
 int main(int argc, char **argv) {
   char err[1024];
   nn_args_t a;
+  report_set_program("mnist_nn");
   if (nn_args_parse(argc, argv, &a, err, sizeof err) != 0) {
-    fprintf(stderr, "mnist_nn: error: %s\n", err);
+    report_error(err);
     return 2;
   }
   if (a.help) {
@@ -153,12 +143,12 @@ int main(int argc, char **argv) {
   }
   int nranks = 1;
   hv_check(comm, hv_comm_rank(comm, &g_rank), "hv_comm_rank");
+  report_set_rank(g_rank);
   hv_check(comm, hv_comm_size(comm, &nranks), "hv_comm_size");
   const double t_start = now_s();
 
   /* ---- data, OOD image, results folder: every rank checks, all agree ---- */
-  const char *dir = a.data_dir;
-  if (!dir) dir = !strcmp(a.dataset, "fashion-mnist") ? FASHION_MNIST_DIR : dataset_default_mnist_dir();
+  const char *dir = mnist_data_dir(a.dataset, a.data_dir, dataset_default_mnist_dir());
   dataset_t trd, ted;
   memset(&trd, 0, sizeof trd);
   memset(&ted, 0, sizeof ted);
@@ -171,7 +161,7 @@ int main(int argc, char **argv) {
       nn_ood_default(ood);
   }
   if (!failed && g_rank == 0) failed = nn_report_make_dir(a.results, err, sizeof err) != 0;
-  if (failed) fprintf(stderr, "mnist_nn: rank %d: error: %s\n", g_rank, err);
+  if (failed) report_error(err);
   if (!all_ok(comm, "nn/data_ok", failed)) {
     dataset_free(&trd);
     dataset_free(&ted);
@@ -179,13 +169,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   nn_images_t tr, te;
-  if (images_make(&trd, trd.n, &tr) || images_make(&ted, ted.n, &te)) die("out of memory for the images");
+  if (images_make(&trd, trd.n, &tr) || images_make(&ted, ted.n, &te)) report_fatal("out of memory for the images");
 
   /* The plotted images: the first plot_first test digits, then the OOD image. */
   const int n_plot = a.plot_first, n_extra = n_plot + 1;
   float *extra_x = malloc(sizeof(float) * 784 * (size_t)n_extra);
   uint8_t *extra_px = malloc(784 * (size_t)n_extra);
-  if (!extra_x || !extra_px) die("out of memory");
+  if (!extra_x || !extra_px) report_fatal("out of memory");
   memcpy(extra_x, te.x, sizeof(float) * 784 * (size_t)n_plot);
   memcpy(extra_px, ted.pixels, 784 * (size_t)n_plot);
   memcpy(extra_px + 784 * (size_t)n_plot, ood, 784);
@@ -193,7 +183,7 @@ int main(int argc, char **argv) {
     extra_x[784 * (size_t)n_plot + i] = (float)((ood[i] / 255.0 - mnist_mean[0]) / mnist_std[0]);
 
   int *fold_of = malloc(sizeof(int) * (size_t)tr.n);
-  if (!fold_of) die("out of memory");
+  if (!fold_of) report_fatal("out of memory");
   nn_folds_assign(tr.n, a.folds, a.seed, fold_of);
 
   /* ---- per-bootstrap tables (zeros where another rank worked) ---- */
@@ -206,7 +196,7 @@ int main(int argc, char **argv) {
   float *test_prob = calloc((size_t)nb * te.n * 10, sizeof(float));
   float *extra_prob = calloc((size_t)nb * n_extra * 10, sizeof(float));
   if (!settings || !hp_tab || !cv_err || !itab || !dtab || !test_prob || !extra_prob)
-    die("out of memory for the result tables (lower n_bootstrap or --test-size)");
+    report_fatal("out of memory for the result tables (lower n_bootstrap or --test-size)");
 
   if (g_rank == 0) {
     printf("mnist_nn: %d training / %d test images (%s, %s), %d bootstrap(s) x %d setting(s), "
@@ -218,7 +208,7 @@ int main(int argc, char **argv) {
 
   /* ---- the search: bootstraps handed out dynamically ---- */
   nn_sched_t sched;
-  if (nn_sched_init(&sched, comm, nb, a.poll_ms / 1000.0)) die("out of memory for the scheduler");
+  if (nn_sched_init(&sched, comm, nb, a.poll_ms / 1000.0)) report_fatal("out of memory for the scheduler");
   nn_boot_cfg_t cfg = {&tr, &te, fold_of, a.folds, nt, a.space, a.seed,
                        {a.max_epochs, a.tolerance, a.batch, nn_sched_poll, &sched},
                        extra_x, n_extra, a.verbose};
@@ -251,9 +241,9 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
   }
-  if (sched.error != HV_SUCCESS) die(sched.err);
+  if (sched.error != HV_SUCCESS) report_fatal(sched.err);
   nn_sched_free(&sched);
-  if (my_failed) fprintf(stderr, "mnist_nn: rank %d: error: %s\n", g_rank, my_err);
+  if (my_failed) report_error(my_err);
   if (!all_ok(comm, "nn/run_ok", my_failed)) {
     hv_shutdown(comm);
     return 1;
@@ -287,7 +277,7 @@ int main(int argc, char **argv) {
     int *rank_of = malloc(sizeof(int) * (size_t)nb);
     double *tre = malloc(sizeof(double) * (size_t)nb), *tee = malloc(sizeof(double) * (size_t)nb);
     double *secs = malloc(sizeof(double) * (size_t)nb);
-    if (!best || !epochs || !rank_of || !tre || !tee || !secs) die("out of memory");
+    if (!best || !epochs || !rank_of || !tre || !tee || !secs) report_fatal("out of memory");
     for (int b = 0; b < nb; ++b) {
       best[b] = itab[b * 4 + 0];
       epochs[b] = itab[b * 4 + 1];
@@ -305,7 +295,7 @@ int main(int argc, char **argv) {
     double ens = 0;
     int w = nn_report_write(a.results, &r, a.plots, &ens, err, sizeof err);
     if (w < 0) {
-      fprintf(stderr, "mnist_nn: rank 0: error: %s\n", err);
+      report_error(err);
       rc = 1;
     } else {
       double mean = 0;

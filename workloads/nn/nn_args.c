@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
+
 const char *nn_args_usage(void) {
   return "usage: mnist_nn [options] n_bootstrap n_tuning\n"
          "Bagging + random search of a small CNN on MNIST, bootstraps spread over hv ranks.\n"
@@ -31,27 +33,11 @@ const char *nn_args_usage(void) {
          "  --verbose, --help\n";
 }
 
-static int parse_int(const char *flag, const char *v, int lo, int *out, char *err, size_t n) {
-  char *end;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (!*v || *end || errno || x < lo || x > 1000000000L) {
-    snprintf(err, n, "%s: '%s' is not an integer >= %d", flag, v, lo);
-    return -1;
-  }
+/* An int flag of at least lo; at most 1e9 so that sizes and products stay in int. */
+static int int_flag(const char *flag, const char *v, int lo, int *out, char *err, size_t n) {
+  long long x = 0;
+  if (parse_int(flag, v, lo, 1000000000, &x, err, n)) return -1;
   *out = (int)x;
-  return 0;
-}
-
-static int parse_double(const char *flag, const char *v, double *out, char *err, size_t n) {
-  char *end;
-  errno = 0;
-  double x = strtod(v, &end);
-  if (!*v || *end || errno || !isfinite(x)) {
-    snprintf(err, n, "%s: '%s' is not a number", flag, v);
-    return -1;
-  }
-  *out = x;
   return 0;
 }
 
@@ -119,34 +105,34 @@ int nn_args_parse(int argc, char **argv, nn_args_t *a, char *err, size_t errlen)
         return -1;
       }
       a->seed = (uint64_t)s;
-    } else if (!strcmp(f, "--max-epochs")) rc = parse_int(f, v, 1, &a->max_epochs, err, errlen);
-    else if (!strcmp(f, "--batch")) rc = parse_int(f, v, 1, &a->batch, err, errlen);
-    else if (!strcmp(f, "--folds")) rc = parse_int(f, v, 2, &a->folds, err, errlen);
-    else if (!strcmp(f, "--train-size")) rc = parse_int(f, v, 1, &a->train_size, err, errlen);
-    else if (!strcmp(f, "--test-size")) rc = parse_int(f, v, 1, &a->test_size, err, errlen);
-    else if (!strcmp(f, "--plot-first")) rc = parse_int(f, v, 0, &a->plot_first, err, errlen);
+    } else if (!strcmp(f, "--max-epochs")) rc = int_flag(f, v, 1, &a->max_epochs, err, errlen);
+    else if (!strcmp(f, "--batch")) rc = int_flag(f, v, 1, &a->batch, err, errlen);
+    else if (!strcmp(f, "--folds")) rc = int_flag(f, v, 2, &a->folds, err, errlen);
+    else if (!strcmp(f, "--train-size")) rc = int_flag(f, v, 1, &a->train_size, err, errlen);
+    else if (!strcmp(f, "--test-size")) rc = int_flag(f, v, 1, &a->test_size, err, errlen);
+    else if (!strcmp(f, "--plot-first")) rc = int_flag(f, v, 0, &a->plot_first, err, errlen);
     else if (!strcmp(f, "--tolerance")) {
-      rc = parse_double(f, v, &a->tolerance, err, errlen);
+      rc = parse_double(f, v, -HUGE_VAL, HUGE_VAL, &a->tolerance, err, errlen);
       if (!rc && a->tolerance <= 0) {
         snprintf(err, errlen, "--tolerance: %s must be positive", v);
         return -1;
       }
     } else if (!strcmp(f, "--poll-ms")) {
-      rc = parse_double(f, v, &a->poll_ms, err, errlen);
+      rc = parse_double(f, v, -HUGE_VAL, HUGE_VAL, &a->poll_ms, err, errlen);
       if (!rc && a->poll_ms < 0) {
         snprintf(err, errlen, "--poll-ms: %s must not be negative", v);
         return -1;
       }
-    } else if (!strcmp(f, "--conv-min")) rc = parse_int(f, v, -1000000000, &sp->conv_min, err, errlen);
-    else if (!strcmp(f, "--conv-max")) rc = parse_int(f, v, -1000000000, &sp->conv_max, err, errlen);
-    else if (!strcmp(f, "--kernel-min")) rc = parse_int(f, v, -1000000000, &sp->kernel_min, err, errlen);
-    else if (!strcmp(f, "--kernel-max")) rc = parse_int(f, v, -1000000000, &sp->kernel_max, err, errlen);
-    else if (!strcmp(f, "--hidden-min")) rc = parse_int(f, v, -1000000000, &sp->hidden_min, err, errlen);
-    else if (!strcmp(f, "--hidden-max")) rc = parse_int(f, v, -1000000000, &sp->hidden_max, err, errlen);
-    else if (!strcmp(f, "--log-lr-min")) rc = parse_double(f, v, &sp->log_lr_min, err, errlen);
-    else if (!strcmp(f, "--log-lr-max")) rc = parse_double(f, v, &sp->log_lr_max, err, errlen);
-    else if (!strcmp(f, "--log-momentum-min")) rc = parse_double(f, v, &sp->log_mom_min, err, errlen);
-    else if (!strcmp(f, "--log-momentum-max")) rc = parse_double(f, v, &sp->log_mom_max, err, errlen);
+    } else if (!strcmp(f, "--conv-min")) rc = int_flag(f, v, -1000000000, &sp->conv_min, err, errlen);
+    else if (!strcmp(f, "--conv-max")) rc = int_flag(f, v, -1000000000, &sp->conv_max, err, errlen);
+    else if (!strcmp(f, "--kernel-min")) rc = int_flag(f, v, -1000000000, &sp->kernel_min, err, errlen);
+    else if (!strcmp(f, "--kernel-max")) rc = int_flag(f, v, -1000000000, &sp->kernel_max, err, errlen);
+    else if (!strcmp(f, "--hidden-min")) rc = int_flag(f, v, -1000000000, &sp->hidden_min, err, errlen);
+    else if (!strcmp(f, "--hidden-max")) rc = int_flag(f, v, -1000000000, &sp->hidden_max, err, errlen);
+    else if (!strcmp(f, "--log-lr-min")) rc = parse_double(f, v, -HUGE_VAL, HUGE_VAL, &sp->log_lr_min, err, errlen);
+    else if (!strcmp(f, "--log-lr-max")) rc = parse_double(f, v, -HUGE_VAL, HUGE_VAL, &sp->log_lr_max, err, errlen);
+    else if (!strcmp(f, "--log-momentum-min")) rc = parse_double(f, v, -HUGE_VAL, HUGE_VAL, &sp->log_mom_min, err, errlen);
+    else if (!strcmp(f, "--log-momentum-max")) rc = parse_double(f, v, -HUGE_VAL, HUGE_VAL, &sp->log_mom_max, err, errlen);
     else {
       snprintf(err, errlen, "unknown option '%s' (see --help)", f);
       return -1;
@@ -161,8 +147,8 @@ int nn_args_parse(int argc, char **argv, nn_args_t *a, char *err, size_t errlen)
     snprintf(err, errlen, "missing n_tuning (see --help)");
     return -1;
   }
-  if (parse_int("n_bootstrap", pos[0], 1, &a->n_bootstrap, err, errlen) ||
-      parse_int("n_tuning", pos[1], 1, &a->n_tuning, err, errlen))
+  if (int_flag("n_bootstrap", pos[0], 1, &a->n_bootstrap, err, errlen) ||
+      int_flag("n_tuning", pos[1], 1, &a->n_tuning, err, errlen))
     return -1;
   return nn_space_check(sp, err, errlen);
 }

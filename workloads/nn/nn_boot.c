@@ -6,18 +6,13 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "clock.h"
 
 #include "model.h"
 
 /* The scheduler's poll between prediction batches too (see nn_train.h). */
 #define POLL c->train_opts.poll, c->train_opts.poll_ctx
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Prefixes err with the bootstrap and setting at fault. */
 static void say_where(int b, const nn_hparams_t *hp, char *err, size_t errlen) {

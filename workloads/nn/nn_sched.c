@@ -8,13 +8,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "clock.h"
 
 int nn_sched_init(nn_sched_t *s, hv_comm_t *comm, int n_jobs, double interval_s) {
   *s = (nn_sched_t){0};

@@ -11,27 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "kblock.h"
 #include "kcache.h"
 #include "ovo.h"
 #include "ovr.h"
 #include "rbf_kernel.h"
 #include "rng.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Process CPU time: per-unit figures that stay comparable on a shared machine. */
-static double cpu_now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int cv_assign_folds(int n, int folds, uint64_t seed, int *fold_of) {
   int *perm = malloc(sizeof(int) * (size_t)n + 1);

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "cv.h"
 #include "data_mnist.h"
@@ -22,19 +21,15 @@
 #if HV_SVM_CUDA
 #include "rbf_gpu.h"
 #endif
+#include "clock.h"
+#include "data_dirs.h"
+#include "error_report.h"
 #include "hv.h"
 #include "report.h"
 #include "svm_args.h"
 #include "svm_data.h"
 
-#define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
-
 static int g_rank = 0;
-
-static void die(const char *what) {
-  fprintf(stderr, "mnist_svm: rank %d: error: %s\n", g_rank, what);
-  exit(1);
-}
 
 /* CPU seconds of this process, every thread (OpenBLAS, hv's background thread): on a
  * machine shared with other jobs this is the figure that compares across runs. */
@@ -43,12 +38,6 @@ static double cpu_s(void) {
   getrusage(RUSAGE_SELF, &ru);
   return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
          (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* All ranks agree whether every rank succeeded (max of the failure flags), so a rank
@@ -63,14 +52,15 @@ static void hv_check(hv_comm_t *comm, hv_result_t r, const char *what) {
   if (r == HV_SUCCESS) return;
   char msg[1024];
   snprintf(msg, sizeof msg, "%s: %s (%s)", what, hv_strerror(r), hv_comm_last_error(comm));
-  die(msg);
+  report_fatal(msg);
 }
 
 int main(int argc, char **argv) {
   char err[1024];
   svm_args_t a;
+  report_set_program("mnist_svm");
   if (svm_args_parse(argc, argv, &a, err, sizeof err) != 0) {
-    fprintf(stderr, "mnist_svm: error: %s\n", err);
+    report_error(err);
     return 2;
   }
   if (a.help) {
@@ -102,11 +92,11 @@ int main(int argc, char **argv) {
   }
   int nranks = 1;
   hv_check(comm, hv_comm_rank(comm, &g_rank), "hv_comm_rank");
+  report_set_rank(g_rank);
   hv_check(comm, hv_comm_size(comm, &nranks), "hv_comm_size");
 
   /* ---- data ---- */
-  const char *dir = a.data_dir;
-  if (!dir) dir = !strcmp(a.dataset, "fashion-mnist") ? FASHION_MNIST_DIR : dataset_default_mnist_dir();
+  const char *dir = mnist_data_dir(a.dataset, a.data_dir, dataset_default_mnist_dir());
   svm_set_t tr, te;
   memset(&tr, 0, sizeof tr);
   memset(&te, 0, sizeof te);
@@ -131,7 +121,7 @@ int main(int argc, char **argv) {
   }
   /* A results folder that cannot be made fails now, not after the whole search. */
   if (!failed && g_rank == 0) failed = report_make_dir(a.results, err, sizeof err) != 0;
-  if (failed) fprintf(stderr, "mnist_svm: rank %d: error: %s\n", g_rank, err);
+  if (failed) report_error(err);
   if (!all_ok(comm, "svm/data_ok", failed)) {
     svm_data_free(&tr);
     svm_data_free(&te);
@@ -144,7 +134,7 @@ int main(int argc, char **argv) {
   int *fold_of = malloc(sizeof(int) * (size_t)tr.n);
   if (!fold_of || grid_make(&g, a.n_tuning, a.log_c_min, a.log_c_max, a.log_gamma_min,
                             a.log_gamma_max) != 0)
-    die("out of memory for the grid");
+    report_fatal("out of memory for the grid");
   cv_assign_folds(tr.n, a.folds, a.seed, fold_of);
   int *fold_size = calloc((size_t)a.folds, sizeof(int));
   const int np = g.n_c * g.n_gamma, nu = np * a.folds;
@@ -155,7 +145,7 @@ int main(int argc, char **argv) {
   double *rank_cpu = calloc((size_t)nranks, sizeof(double));
   double *unit_cpu = calloc((size_t)nu, sizeof(double));
   if (!fold_size || !owner || !load || !errs || !errs_all || !rank_s || !rank_cpu || !unit_cpu)
-    die("out of memory for the grid");
+    report_fatal("out of memory for the grid");
   for (int i = 0; i < tr.n; ++i) fold_size[fold_of[i]]++;
   for (int f = 0; f < a.folds; ++f) {
     /* A training fold with one class cannot train a classifier: the data cannot
@@ -166,10 +156,10 @@ int main(int argc, char **argv) {
     if (k < 2) {
       snprintf(err, sizeof err, "training fold %d holds a single class: more images needed",
                f);
-      die(err);
+      report_fatal(err);
     }
   }
-  if (grid_partition(&g, a.folds, tr.n, nranks, owner, load) != 0) die("out of memory for the split");
+  if (grid_partition(&g, a.folds, tr.n, nranks, owner, load) != 0) report_fatal("out of memory for the split");
 
   if (g_rank == 0)
     printf("mnist_svm: %d training / %d test images (%s, %s), %d-fold CV, %d x %d grid "
@@ -186,7 +176,7 @@ int main(int argc, char **argv) {
   double t0 = now_s(), c0 = cpu_s();
   failed = cv_run(&tr, fold_of, a.folds, &g, owner, &o, errs, unit_cpu, &st, err, sizeof err) != 0;
   double my_s = now_s() - t0, my_cpu = cpu_s() - c0;
-  if (failed) fprintf(stderr, "mnist_svm: rank %d: error: %s\n", g_rank, err);
+  if (failed) report_error(err);
   if (!all_ok(comm, "svm/cv_ok", failed)) {
     hv_shutdown(comm);
     return 1;
@@ -250,7 +240,7 @@ int main(int argc, char **argv) {
     ovr_model_t m;
     double tr0 = now_s();
     failed = cv_refit(&tr, best_c, best_gamma, &o, g_rank, nranks, &m, err, sizeof err) != 0;
-    if (failed) fprintf(stderr, "mnist_svm: rank %d: error: %s\n", g_rank, err);
+    if (failed) report_error(err);
     if (!all_ok(comm, "svm/refit_ok", failed)) {
       hv_shutdown(comm);
       return 1;
@@ -261,7 +251,7 @@ int main(int argc, char **argv) {
                                 HV_SUM, NULL), "gathering the refit model");
     if (g_rank == 0) {
       if (cv_test_errors(&m, &tr, &te, best_gamma, &r.test_errors) != 0)
-        die("out of memory predicting the test set");
+        report_fatal("out of memory predicting the test set");
       r.refit_done = 1;
       r.refit_seconds = now_s() - tr0;
       printf("refit on %d images in %.2f s: test error %.2f%% (%d of %d)\n", tr.n,
@@ -275,7 +265,7 @@ int main(int argc, char **argv) {
     int prc = failed || !a.plots ? 0 : report_plot(a.results, &r, err, sizeof err);
     failed |= prc < 0;
     if (failed) {
-      fprintf(stderr, "mnist_svm: rank 0: error: %s\n", err);
+      report_error(err);
     } else {
       if (prc > 0)
         fprintf(stderr, "mnist_svm: warning: gnuplot not found; figure scripts written to %s\n",

@@ -1,11 +1,11 @@
 /* svm_args.c: parsing and checking of the mnist_svm command line (see svm_args.h). */
 #include "svm_args.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "args.h"
 
 const char *svm_args_usage(void) {
   return "usage: mnist_svm [options] n_tuning\n"
@@ -34,34 +34,6 @@ const char *svm_args_usage(void) {
          "  --verbose             one line per fit\n";
 }
 
-static int parse_int(const char *flag, const char *s, long lo, long hi, int *out, char *err,
-                     size_t errlen) {
-  char *end;
-  errno = 0;
-  long v = s ? strtol(s, &end, 10) : 0;
-  if (!s || *s == '\0' || *end != '\0' || errno || v < lo || v > hi) {
-    snprintf(err, errlen, "%s: '%s' is not an integer in [%ld, %ld]", flag, s ? s : "(missing)",
-             lo, hi);
-    return -1;
-  }
-  *out = (int)v;
-  return 0;
-}
-
-static int parse_double(const char *flag, const char *s, double lo, double hi, double *out,
-                        char *err, size_t errlen) {
-  char *end;
-  errno = 0;
-  double v = s ? strtod(s, &end) : 0.0;
-  if (!s || *s == '\0' || *end != '\0' || errno || !isfinite(v) || v < lo || v > hi) {
-    snprintf(err, errlen, "%s: '%s' is not a number in [%g, %g]", flag, s ? s : "(missing)", lo,
-             hi);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
-
 int svm_args_parse(int argc, char **argv, svm_args_t *a, char *err, size_t errlen) {
   memset(a, 0, sizeof *a);
   a->dataset = "mnist";
@@ -81,6 +53,7 @@ int svm_args_parse(int argc, char **argv, svm_args_t *a, char *err, size_t errle
   a->n_tuning = -1;
   for (int i = 1; i < argc; ++i) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    long long n = 0;
     int rc = 0, takes = 1;
     if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
       a->help = 1;
@@ -114,7 +87,8 @@ int svm_args_parse(int argc, char **argv, svm_args_t *a, char *err, size_t errle
         return -1;
       }
     } else if (!strcmp(f, "--folds")) {
-      rc = parse_int(f, v, 2, 1000, &a->folds, err, errlen);
+      rc = parse_int(f, v, 2, 1000, &n, err, errlen);
+      a->folds = (int)n;
     } else if (!strcmp(f, "--log-c-min")) {
       rc = parse_double(f, v, -30, 30, &a->log_c_min, err, errlen);
     } else if (!strcmp(f, "--log-c-max")) {
@@ -124,13 +98,14 @@ int svm_args_parse(int argc, char **argv, svm_args_t *a, char *err, size_t errle
     } else if (!strcmp(f, "--log-gamma-max")) {
       rc = parse_double(f, v, -30, 30, &a->log_gamma_max, err, errlen);
     } else if (!strcmp(f, "--train-size")) {
-      rc = parse_int(f, v, 1, 1 << 30, &a->train_size, err, errlen);
+      rc = parse_int(f, v, 1, 1 << 30, &n, err, errlen);
+      a->train_size = (int)n;
     } else if (!strcmp(f, "--test-size")) {
-      rc = parse_int(f, v, 1, 1 << 30, &a->test_size, err, errlen);
+      rc = parse_int(f, v, 1, 1 << 30, &n, err, errlen);
+      a->test_size = (int)n;
     } else if (!strcmp(f, "--seed")) {
-      int s = 0;
-      rc = parse_int(f, v, 0, 2147483647L, &s, err, errlen);
-      a->seed = (uint64_t)s;
+      rc = parse_int(f, v, 0, 2147483647L, &n, err, errlen);
+      a->seed = (uint64_t)n;
     } else if (!strcmp(f, "--eps")) {
       rc = parse_double(f, v, 1e-12, 1.0, &a->eps, err, errlen);
     } else if (!strcmp(f, "--mem-mb")) {
@@ -145,7 +120,8 @@ int svm_args_parse(int argc, char **argv, svm_args_t *a, char *err, size_t errle
         return -1;
       }
       /* An n_tuning x n_tuning grid: 1000 x 1000 points is already far beyond use. */
-      rc = parse_int("n_tuning", f, 1, 1000, &a->n_tuning, err, errlen);
+      rc = parse_int("n_tuning", f, 1, 1000, &n, err, errlen);
+      a->n_tuning = (int)n;
     }
     if (rc) return -1;
     if (takes) {

@@ -1,5 +1,10 @@
-/* check.h: minimal assertions for the trainer and kernel tests: print the file, line,
- * expression and values, count failures, and let main return the count. */
+/* check.h: the assertions of the C tests (tests/): each failed check prints one line
+ * with its file and line to stderr and is counted; main returns CHECK_RETURN() or
+ * decides from check_failures (the MPI tests reduce it across ranks first).
+ *  CHECK(cond)              "file:line: CHECK failed: cond"
+ *  CHECK(cond, fmt, ...)    "FAIL file:line: <printf(fmt, ...)>"
+ *  CHECK_EQ_INT, CHECK_NEAR, CHECK_CONTAINS: the values as well; CHECK_RETURN.
+ * check_count counts the checks made (mpi_soak reports it). */
 #ifndef HV_TESTS_CHECK_H
 #define HV_TESTS_CHECK_H
 
@@ -7,12 +12,35 @@
 #include <stdio.h>
 #include <string.h>
 
-static int check_failures;
+static int check_failures __attribute__((unused));
+static int check_count __attribute__((unused));
 
-#define CHECK(cond)                                                                 \
+/* CHECK with one argument is CHECK_BARE_, with 2 to 16 CHECK_MSG_. */
+#define CHECK(...)                                                                  \
+  CHECK_PICK_(__VA_ARGS__, CHECK_MSG_, CHECK_MSG_, CHECK_MSG_, CHECK_MSG_,          \
+              CHECK_MSG_, CHECK_MSG_, CHECK_MSG_, CHECK_MSG_, CHECK_MSG_, CHECK_MSG_, \
+              CHECK_MSG_, CHECK_MSG_, CHECK_MSG_, CHECK_MSG_, CHECK_MSG_, CHECK_BARE_, \
+              unused)(__VA_ARGS__)
+#define CHECK_PICK_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, \
+                    name, ...)                                                       \
+  name
+
+#define CHECK_BARE_(cond)                                                           \
   do {                                                                              \
+    check_count++;                                                                  \
     if (!(cond)) {                                                                  \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);      \
+      check_failures++;                                                             \
+    }                                                                               \
+  } while (0)
+
+#define CHECK_MSG_(cond, ...)                                                       \
+  do {                                                                              \
+    check_count++;                                                                  \
+    if (!(cond)) {                                                                  \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                          \
+      fprintf(stderr, __VA_ARGS__);                                                 \
+      fputc('\n', stderr);                                                          \
       check_failures++;                                                             \
     }                                                                               \
   } while (0)
