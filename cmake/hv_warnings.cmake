@@ -5,6 +5,13 @@
 add_library(hv_project_options INTERFACE)
 # POSIX.1-2008 (strdup, clock_gettime, nanosleep...) on top of strict C11.
 target_compile_definitions(hv_project_options INTERFACE _DEFAULT_SOURCE _POSIX_C_SOURCE=200809L)
+# HV_SIMULATED: 1 in the SimGrid build (cmake/hv_simgrid.cmake), where ranks are
+# simulated processes: no background thread, no shared memory, MPI's own waits.
+if(HV_SIMGRID)
+  target_compile_definitions(hv_project_options INTERFACE HV_SIMULATED=1)
+else()
+  target_compile_definitions(hv_project_options INTERFACE HV_SIMULATED=0)
+endif()
 target_compile_options(hv_project_options INTERFACE
   $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
                           -Wno-unused-parameter -Wformat=2 -Wvla -Wundef>)

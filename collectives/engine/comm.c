@@ -95,8 +95,10 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
     HV_LOG(HV__LOG_INFO, "nodes have from %d to %d ranks: hierarchical allreduce is off", -extremes[1], extremes[0]);
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_local, &comm->host, comm->local));
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_cross, &comm->host, comm->cross));
-  /* Shared memory for the node phases of CPU allreduce; without it MPI carries them. */
-  if (comm->local_size > 1 && comm->config.shm_slot_bytes > 0 &&
+  /* Shared memory for the node phases of CPU allreduce; without it MPI carries them.
+   * Simulated ranks have none (their barrier would spin without yielding to the
+   * simulator): the platform's intra-node link carries the node phases. */
+  if (!HV_SIMULATED && comm->local_size > 1 && comm->config.shm_slot_bytes > 0 &&
       hv__shm_create(&comm->shm, &comm->host, comm->local, comm->config.shm_slot_bytes) != HV_SUCCESS)
     memset(&comm->shm, 0, sizeof comm->shm);
   hv__algo_ctx_t *ctxs[2] = {&comm->algo, &comm->bench_algo};
@@ -215,7 +217,8 @@ hv_result_t hv_init_from_mpi(MPI_Comm mpi_comm, hv_comm_t **comm) {
     return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_init_from_mpi: MPI is not initialised (call MPI_Init_thread first, or use hv_init)");
   int provided = MPI_THREAD_SINGLE;
   MPI_Query_thread(&provided);
-  if (provided < MPI_THREAD_SERIALIZED)
+  /* A simulated build has no background thread (engine_threadless.c). */
+  if (!HV_SIMULATED && provided < MPI_THREAD_SERIALIZED)
     return hv__set_error(NULL, HV_ERR_UNSUPPORTED,
                          "MPI was initialised with thread level %d; hv's background thread needs at least "
                          "MPI_THREAD_SERIALIZED (MPI_THREAD_MULTIPLE recommended)", provided);

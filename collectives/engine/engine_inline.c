@@ -10,6 +10,8 @@
  * whichever thread runs it there. An inline round that fails (or agrees on shutdown)
  * leaves the result for the background thread, which stops and fails what is left,
  * exactly as if it had run the round. */
+#include <limits.h>
+
 #include "hv_internal.h"
 
 /* A waiting thread runs at most this many rounds, then leaves the rest to the
@@ -37,9 +39,9 @@ int hv__inline_begin(hv_comm_t *comm) {
   return 1;
 }
 
-void hv__inline_rounds(hv_comm_t *comm, struct hv_handle *h, int locked) {
-  if (!locked && !hv__inline_begin(comm)) return;
-  for (int i = 0; i < INLINE_ROUNDS_MAX && h && !atomic_load_explicit(&h->done, memory_order_acquire); i++) {
+/* Runs up to max_rounds rounds while h (if given) is not done; round_lock held. */
+static void run_rounds(hv_comm_t *comm, struct hv_handle *h, int max_rounds) {
+  for (int i = 0; i < max_rounds && (!h || !atomic_load_explicit(&h->done, memory_order_acquire)); i++) {
     pthread_mutex_lock(&comm->mutex);
     int shutdown = comm->shutdown_requested;
     pthread_mutex_unlock(&comm->mutex);
@@ -52,6 +54,17 @@ void hv__inline_rounds(hv_comm_t *comm, struct hv_handle *h, int locked) {
       break;
     }
   }
+}
+
+/* Releases round_lock after rounds run inline, waking the background thread for
+ * what is left; without one (engine_threadless.c) ends the engine here when a round
+ * failed or agreed to shut down. */
+static void end_inline(hv_comm_t *comm) {
+  if (comm->threadless) {
+    if (comm->round_failure != HV_SUCCESS || comm->round_agreed) hv__engine_teardown(comm, comm->round_failure);
+    else pthread_mutex_unlock(&comm->round_lock);
+    return;
+  }
   int wake = comm->pending_count > 0 || comm->round_failure != HV_SUCCESS || comm->round_agreed;
   pthread_mutex_unlock(&comm->round_lock);
   if (wake) { /* the background thread sleeps until work arrives: this is work */
@@ -59,4 +72,17 @@ void hv__inline_rounds(hv_comm_t *comm, struct hv_handle *h, int locked) {
     pthread_cond_signal(&comm->queue_cv);
     pthread_mutex_unlock(&comm->mutex);
   }
+}
+
+void hv__inline_rounds(hv_comm_t *comm, struct hv_handle *h, int locked) {
+  if (!locked && !hv__inline_begin(comm)) return;
+  /* Without a background thread nobody else runs rounds: run them until h completes. */
+  if (h) run_rounds(comm, h, comm->threadless ? INT_MAX : INLINE_ROUNDS_MAX);
+  end_inline(comm);
+}
+
+void hv__inline_poll(hv_comm_t *comm) {
+  if (!hv__inline_begin(comm)) return;
+  run_rounds(comm, NULL, 1);
+  end_inline(comm);
 }

@@ -74,6 +74,8 @@ hv_result_t hv_wait(hv_handle_t h) {
 hv_result_t hv_test(hv_handle_t h, int *done) {
   if (!h || !done) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_test: handle or done is NULL");
   hv_comm_t *comm = h->comm;
+  /* Without a background thread, a poll is what makes progress: one round. */
+  if (comm->threadless && !atomic_load_explicit(&h->done, memory_order_acquire)) hv__inline_poll(comm);
   pthread_mutex_lock(&comm->mutex);
   int finished = h->done;
   pthread_mutex_unlock(&comm->mutex);

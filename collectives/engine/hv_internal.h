@@ -126,6 +126,7 @@ struct hv_comm {
 
   pthread_t thread;
   int thread_started;
+  int threadless; /* no background thread (simulated builds): waits run the rounds */
 
   /* Rounds are run by the background thread, or by a thread waiting in a blocking call
    * while the background thread is idle (engine_inline.c). Whoever holds round_lock
@@ -213,7 +214,12 @@ void hv__handles_complete(hv_comm_t *comm, const hv__exec_t *exec, size_t n);
 void hv__handle_free(struct hv_handle *h);
 
 /* ---- engine (engine_thread.c, negotiate_*.c, engine_execute.c, engine_inline.c) ---- */
+/* Starts the background thread (engine_thread.c), or makes the engine threadless
+ * (engine_threadless.c, simulated builds). */
 hv_result_t hv__engine_start(hv_comm_t *comm);
+/* Once rounds are over (failure, or the shutdown round agreed; round_lock held, and
+ * released here): fails everything left and reports a fault (engine_teardown.c). */
+void hv__engine_teardown(hv_comm_t *comm, hv_result_t failure);
 /* Asks the background thread to stop and joins it. */
 void hv__engine_stop(hv_comm_t *comm);
 /* out = AND over ranks of in (words uint64); tmp is scratch of the same size. */
@@ -245,6 +251,9 @@ int hv__inline_begin(hv_comm_t *comm);
  * `locked`: taken by hv__inline_begin); releases it and wakes the background thread
  * for whatever is left. */
 void hv__inline_rounds(hv_comm_t *comm, struct hv_handle *h, int locked);
+/* One round on this thread if round_lock is free: hv_test's progress when there is
+ * no background thread (engine_threadless.c). */
+void hv__inline_poll(hv_comm_t *comm);
 /* Set on this thread by a blocking call around its submission: the background
  * thread is not woken, the caller runs the round itself. */
 extern _Thread_local int hv__submit_quiet;

@@ -1,0 +1,49 @@
+/* engine_teardown.c: what an engine does once it runs no more rounds (a failure, or
+ * the round that agreed to shut down): every request still on the execution list,
+ * pending or queued fails, with one line naming the cause and the tensors it takes
+ * down, and the other ranks are told of a fault (fault.c). Shared by the background
+ * thread (engine_thread.c) and the threadless engine of simulated builds
+ * (engine_threadless.c). */
+#include <stdio.h>
+
+#include "hv_internal.h"
+
+void hv__engine_teardown(hv_comm_t *comm, hv_result_t failure) {
+  /* round_lock is held: no thread runs rounds any more. */
+  comm->rounds_over = 1;
+  pthread_mutex_unlock(&comm->round_lock);
+  hv__engine_thread_comm = comm; /* fault.c: the teardown below reads this thread's tables */
+  if (failure != HV_SUCCESS) failure = hv__fault_explain(comm, failure);
+
+  /* Nothing more will run: fail whatever is still pending or queued. */
+  pthread_mutex_lock(&comm->mutex);
+  comm->engine_stopped = 1;
+  if (failure != HV_SUCCESS && comm->async_error == HV_SUCCESS) comm->async_error = failure;
+  struct hv_handle *queued = comm->queue_head;
+  comm->queue_head = comm->queue_tail = NULL;
+  pthread_mutex_unlock(&comm->mutex);
+  char why[1200];
+  if (failure != HV_SUCCESS) {
+    /* One line with the cause and what it takes down with it, before any handle fails:
+     * the program may exit as soon as its hv_wait returns. (A shutdown by another rank
+     * has its line from fault.c.) */
+    char names[512];
+    size_t count = hv__fault_pending_names(comm, names, sizeof names, 1, queued);
+    HV_LOG(HV__LOG_ERROR, "the engine stopped: %s; pending tensors (%zu): %s", hv_comm_last_error(comm), count,
+           count ? names : "none");
+    hv__fault_report(comm, failure);
+    snprintf(why, sizeof why, "the engine stopped before it completed: %s", hv_comm_last_error(comm));
+  } else {
+    hv__fault_shutdown_why(comm, why, sizeof why);
+  }
+  hv_result_t code = failure != HV_SUCCESS ? failure : HV_ERR_SHUT_DOWN;
+  for (size_t i = 0; i < comm->exec_count; i++)
+    hv__handle_complete(comm->exec[i].handle, code, hv__strdup_printf("tensor '%s': %s", comm->exec[i].handle->name, why));
+  comm->exec_count = 0;
+  hv__fail_all_pending(comm, code, why);
+  while (queued) {
+    struct hv_handle *next = queued->next;
+    hv__handle_complete(queued, code, hv__strdup_printf("tensor '%s': %s", queued->name, why));
+    queued = next;
+  }
+}
