@@ -38,6 +38,7 @@ typedef struct hv__algo_ctx {
   MPI_Comm mpi; /* for the MPI library's own collectives; MPI_COMM_NULL in-process */
   void *scratch;
   size_t scratch_bytes;
+  int scratch_shared; /* simulated builds: an SMPI shared allocation (sim_memory.c) */
   size_t *seg_off; /* size + 1 entries: segment offsets, in elements */
   hv__request_t *reqs; /* grow-only request array */
   size_t reqs_cap;
@@ -61,6 +62,13 @@ void hv__algo_ctx_free(hv__algo_ctx_t *ctx);
 /* Grow-only scratch space of at least bytes. */
 hv_result_t hv__algo_scratch(hv__algo_ctx_t *ctx, size_t bytes, void **out);
 hv_result_t hv__algo_reqs(hv__algo_ctx_t *ctx, size_t n, hv__request_t **out);
+
+/* Simulated builds (sim_memory.c): with HV_SIM_SHARED_BYTES set, scratch of that
+ * size or more is one buffer shared by all simulated ranks and reductions skip their
+ * arithmetic (timing runs: values meaningless). Elsewhere: malloc, and 0. */
+int hv__sim_timing_only(void);
+void *hv__scratch_alloc(size_t bytes, int *shared);
+void hv__scratch_free(void *p, int shared);
 
 /* Ring phases over arbitrary (possibly uneven, possibly empty) segments: segment i is
  * elements [off[i], off[i+1]) of buf. Reduce-scatter leaves rank r with segment r

@@ -26,7 +26,7 @@ hv_result_t hv__algo_ctx_init_mpi(hv__algo_ctx_t *ctx, const hv__algo_host_t *ho
 }
 
 void hv__algo_ctx_free(hv__algo_ctx_t *ctx) {
-  free(ctx->scratch);
+  hv__scratch_free(ctx->scratch, ctx->scratch_shared);
   free(ctx->seg_off);
   free(ctx->reqs);
   free(ctx->groups);
@@ -35,11 +35,13 @@ void hv__algo_ctx_free(hv__algo_ctx_t *ctx) {
 
 hv_result_t hv__algo_scratch(hv__algo_ctx_t *ctx, size_t bytes, void **out) {
   if (bytes > ctx->scratch_bytes) {
-    void *p = malloc(bytes);
+    int shared = 0;
+    void *p = hv__scratch_alloc(bytes, &shared);
     if (!p)
       return hv__fail(&ctx->host->errors, HV_ERR_NO_MEMORY, "cannot allocate %zu bytes of algorithm scratch", bytes);
-    free(ctx->scratch);
+    hv__scratch_free(ctx->scratch, ctx->scratch_shared);
     ctx->scratch = p;
+    ctx->scratch_shared = shared;
     ctx->scratch_bytes = bytes;
   }
   *out = ctx->scratch;

@@ -21,18 +21,48 @@ enum { GUARD_BYTES = BENCH_GUARD_BYTES, GUARD_BYTE = 0xDB, SENTINEL_BYTE = 0xA5 
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
+/* Simulated builds: with HV_SIM_SHARED_BYTES set (a timing run of tools/sim/hvsim),
+ * a buffer of that size or more is one SMPI allocation shared by every simulated
+ * rank (their values then mean nothing: hvsim runs those sizes with --check 0). */
+#if HV_SIMULATED
+static int shared_buffer(size_t bytes) {
+  const char *v = getenv("HV_SIM_SHARED_BYTES");
+  return v && *v && bytes >= strtoull(v, NULL, 10);
+}
+#endif
+
+static void *buffer_alloc(size_t bytes) {
+#if HV_SIMULATED
+  if (shared_buffer(bytes)) return SMPI_SHARED_MALLOC(bytes);
+#endif
+  return aligned_alloc(64, round_up(bytes, 64));
+}
+
+static void buffer_free(void *p, size_t bytes) {
+#if HV_SIMULATED
+  if (shared_buffer(bytes)) {
+    SMPI_SHARED_FREE(p);
+    return;
+  }
+#endif
+  (void)bytes;
+  free(p);
+}
+
 int buffers_alloc(bench_buffers_t *b, const bench_case_t *c, char *err, size_t err_len) {
   size_t esize = dtype_size(c->dtype);
   memset(b, 0, sizeof(*b));
   b->tensors = c->tensors;
   b->send_bytes = c->send_elems * esize;
   b->recv_bytes = c->recv_elems * esize;
+  b->alloc_send_bytes = b->send_bytes + GUARD_BYTES;
+  b->alloc_recv_bytes = b->recv_bytes + GUARD_BYTES;
   b->send = calloc((size_t)c->tensors, sizeof(void *));
   b->recv = calloc((size_t)c->tensors, sizeof(void *));
   if (!b->send || !b->recv) goto fail;
   for (int t = 0; t < c->tensors; t++) {
-    b->send[t] = aligned_alloc(64, round_up(b->send_bytes + GUARD_BYTES, 64));
-    b->recv[t] = aligned_alloc(64, round_up(b->recv_bytes + GUARD_BYTES, 64));
+    b->send[t] = buffer_alloc(b->alloc_send_bytes);
+    b->recv[t] = buffer_alloc(b->alloc_recv_bytes);
     if (!b->send[t] || !b->recv[t]) goto fail;
     /* Touch every page now so first-use page faults are not timed. */
     memset(b->send[t], 0, b->send_bytes + GUARD_BYTES);
@@ -54,8 +84,8 @@ void buffers_use(bench_buffers_t *b, const bench_case_t *c) {
 
 void buffers_free(bench_buffers_t *b) {
   for (int t = 0; t < b->tensors; t++) {
-    if (b->send) free(b->send[t]);
-    if (b->recv) free(b->recv[t]);
+    if (b->send && b->send[t]) buffer_free(b->send[t], b->alloc_send_bytes);
+    if (b->recv && b->recv[t]) buffer_free(b->recv[t], b->alloc_recv_bytes);
   }
   free(b->send);
   free(b->recv);

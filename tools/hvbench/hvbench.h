@@ -116,6 +116,7 @@ typedef struct bench_buffers {
   void **send; /* [tensors] */
   void **recv; /* [tensors] */
   size_t send_bytes, recv_bytes;
+  size_t alloc_send_bytes, alloc_recv_bytes; /* as allocated (the largest size) */
   void **dev_send, **dev_recv; /* [tensors], NULL on the CPU */
 } bench_buffers_t;
 
