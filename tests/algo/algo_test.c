@@ -9,7 +9,9 @@
  * and without shared memory (several nodes), MPI's own (MPI only), and the
  * non-blocking ring; every dtype, sum/min/max/product, counts 0 to 100003, and the
  * element past the count untouched. Then reduce-scatter, allgatherv over uneven and
- * empty blocks, alltoall, and broadcast (MPI only). Exit status 1 on any failure. */
+ * empty blocks, alltoall, and broadcast (MPI only). --expect-auto checks what `auto`
+ * chooses on the shape; --quick runs fewer dtypes, reductions and counts (simulated
+ * builds, tests/sim). Exit status 1 on any failure. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,6 +23,9 @@
 #include "test_util.h"
 
 static atomic_int checks, failures;
+/* --quick: two dtypes, two reductions, three counts (the simulated runs, where every
+ * rank is a simulated process and a case costs far more wall time). */
+static int quick;
 
 #define EXPECT(cond, ...)                                          \
   do {                                                             \
@@ -92,12 +97,20 @@ static hv_result_t ring_nb(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtyp
 }
 
 static void test_allreduce(rank_env_t *env, const char *name, allreduce_fn fn) {
-  static const size_t counts[] = {0, 1, 7, 1000, 100003};
-  static const hv_op_t ops[] = {HV_SUM, HV_MIN, HV_MAX, HV_PRODUCT};
+  static const size_t all_counts[] = {0, 1, 7, 1000, 100003}, quick_counts[] = {0, 1000, 100003};
+  static const hv_op_t all_ops[] = {HV_SUM, HV_MIN, HV_MAX, HV_PRODUCT}, quick_ops[] = {HV_SUM, HV_MAX};
+  static const hv_dtype_t all_dtypes[] = {HV_UINT8, HV_INT8,    HV_INT32,   HV_INT64,
+                                          HV_FLOAT16, HV_BFLOAT16, HV_FLOAT32, HV_FLOAT64},
+                          quick_dtypes[] = {HV_INT32, HV_FLOAT32};
+  const size_t *counts = quick ? quick_counts : all_counts;
+  const hv_op_t *ops = quick ? quick_ops : all_ops;
+  const hv_dtype_t *dtypes = quick ? quick_dtypes : all_dtypes;
+  const size_t ncounts = quick ? 3 : 5, nops = quick ? 2 : 4, ndtypes = quick ? 2 : 8;
   const int r = env->all.transport.rank, n = env->all.transport.size;
-  for (int dt = 0; dt < HV_NUM_DTYPES; dt++)
-    for (size_t oi = 0; oi < sizeof ops / sizeof *ops; oi++)
-      for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++) {
+  for (size_t di = 0; di < ndtypes; di++)
+    for (size_t oi = 0; oi < nops; oi++)
+      for (size_t ci = 0; ci < ncounts; ci++) {
+        const int dt = (int)dtypes[di];
         const size_t count = counts[ci], es = hv_dtype_size((hv_dtype_t)dt);
         unsigned char *buf = malloc((count + 1) * es);
         for (size_t i = 0; i < count; i++) elem_set(buf, (hv_dtype_t)dt, i, input(ops[oi], r, i));
@@ -181,7 +194,30 @@ static hv_result_t hier_without_shm(hv__algo_ctx_t *ctx, void *buf, size_t count
   return rc;
 }
 
+/* --expect-auto 4096=rd,16777216=hier: what auto must choose at each size on this
+ * shape (the selection table of allreduce_select.c), checked on every rank. */
+static const char *expect_auto;
+
+static void check_auto(rank_env_t *env) {
+  if (!expect_auto) return;
+  char list[512];
+  snprintf(list, sizeof list, "%s", expect_auto);
+  for (char *save = NULL, *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '=');
+    if (!eq) {
+      EXPECT(0, "--expect-auto: '%s' is not SIZE=ALGORITHM", item);
+      continue;
+    }
+    *eq = '\0';
+    const size_t bytes = strtoull(item, NULL, 10);
+    const char *got = hv__allreduce_select(&env->all, HV__ALGO_AUTO, bytes)->name;
+    EXPECT(!strcmp(got, eq + 1), "rank %d: auto chose %s for %zu bytes, the table says %s", env->all.transport.rank,
+           got, bytes, eq + 1);
+  }
+}
+
 static void run_cases(rank_env_t *env, int nodes) {
+  check_auto(env);
   test_allreduce(env, "ring", hv__allreduce_ring);
   test_allreduce(env, "rd", hv__allreduce_rd);
   test_allreduce(env, "ring_nb", ring_nb);
@@ -291,8 +327,10 @@ static int run_mpi(int *argc, char ***argv, int per_node) {
   EXPECT(hv__algo_ctx_init_mpi(&env->all, &env->host, all) == HV_SUCCESS, "context");
   EXPECT(hv__algo_ctx_init_mpi(&env->local, &env->host, local) == HV_SUCCESS, "node context");
   EXPECT(hv__algo_ctx_init_mpi(&env->cross, &env->host, cross) == HV_SUCCESS, "cross context");
-  env->has_shm = per_node > 1 && hv__shm_create(&env->shm, &env->host, local, SHM_SLOT) == HV_SUCCESS;
-  EXPECT(per_node == 1 || env->has_shm, "rank %d: no shared memory for the node", rank);
+  /* Simulated ranks have no shared memory (their barrier would never yield to the
+   * simulator): the platform's intra-node link carries the node phases. */
+  env->has_shm = !HV_SIMULATED && per_node > 1 && hv__shm_create(&env->shm, &env->host, local, SHM_SLOT) == HV_SUCCESS;
+  EXPECT(HV_SIMULATED || per_node == 1 || env->has_shm, "rank %d: no shared memory for the node", rank);
   link_contexts(env, size / per_node);
   run_cases(env, size / per_node);
   hv__shm_destroy(&env->shm);
@@ -319,8 +357,11 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--transport") && i + 1 < argc) transport = argv[++i];
     else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) nodes = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--per-node") && i + 1 < argc) per_node = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--expect-auto") && i + 1 < argc) expect_auto = argv[++i];
     else {
-      fprintf(stderr, "usage: algo_test [--transport local|mpi] [--nodes N] [--per-node K]\n");
+      fprintf(stderr, "usage: algo_test [--transport local|mpi] [--nodes N] [--per-node K] [--quick] "
+                      "[--expect-auto SIZE=ALGO,...]\n");
       return 2;
     }
   }
