@@ -5,9 +5,10 @@
  *                                              one calloc'd region per node)
  *   --transport mpi --per-node K               the ranks of mpirun, K per emulated node
  *                                              (MPI point-to-point; POSIX shared memory)
- * Allreduce: ring, recursive doubling, shared memory (one node), hierarchical with
- * and without shared memory (several nodes), MPI's own (MPI only), and the
- * non-blocking ring; every dtype, sum/min/max/product, counts 0 to 100003, and the
+ * Allreduce: ring, recursive doubling, Rabenseifner's, the 2-D grid (its own width,
+ * one row, and rab down the columns), shared memory (one node), hierarchical with
+ * and without shared memory (several nodes; also with rab across nodes), MPI's own
+ * (MPI only), and the non-blocking ring; every dtype, sum/min/max/product, counts 0 to 100003, and the
  * element past the count untouched. Then reduce-scatter, allgatherv over uneven and
  * empty blocks, alltoall, and broadcast (MPI only). Exit status 1 on any failure. */
 #include <mpi.h>
@@ -184,6 +185,17 @@ static hv_result_t hier_without_shm(hv__algo_ctx_t *ctx, void *buf, size_t count
 static void run_cases(rank_env_t *env, int nodes) {
   test_allreduce(env, "ring", hv__allreduce_ring);
   test_allreduce(env, "rd", hv__allreduce_rd);
+  test_allreduce(env, "rab", hv__allreduce_rab);
+  test_allreduce(env, "2d", hv__allreduce_2d);
+  /* The host's settings change between cases, never while one runs: every rank
+   * changes them at the same point. */
+  env->host.grid_cols = env->all.transport.size;
+  test_allreduce(env, "2d one row", hv__allreduce_2d);
+  env->host.grid_cols = 0;
+  env->host.cross_algo = HV__ALGO_RAB;
+  test_allreduce(env, "2d rab columns", hv__allreduce_2d);
+  if (nodes > 1) test_allreduce(env, "hier rab across", hier_without_shm);
+  env->host.cross_algo = HV__ALGO_AUTO;
   test_allreduce(env, "ring_nb", ring_nb);
   if (env->has_shm && nodes == 1) test_allreduce(env, "shm", hv__allreduce_shm);
   if (nodes > 1) {
