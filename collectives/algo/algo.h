@@ -1,7 +1,8 @@
 /* algo.h: the algorithms' context (a host, a transport, scratch) and every
  * collective algorithm of hv: the allreduce table (ring, recursive doubling, shared
- * memory, hierarchical, MPI's own, Rabenseifner's, 2-D), the ring phases, the non-blocking ring, and the
- * other collectives (broadcast, allgather, reduce-scatter, alltoall). Files of
+ * memory, hierarchical, MPI's own, Rabenseifner's, 2-D), the ring phases, the
+ * non-blocking ring, and the other collectives (broadcast, allgather,
+ * reduce-scatter, alltoall). Files of
  * collectives/algo/ include this header and checks.h only, never the engine's: the
  * algorithms run unchanged under the engine, in a test's in-process ranks
  * (transport_local.c) and in a simulator. They run on whatever thread calls them and

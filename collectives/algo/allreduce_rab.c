@@ -85,8 +85,9 @@ static hv_result_t exchange(const rab_t *a, int peer, int tag, size_t s, size_t 
   return t->waitall(t, send, (int)nsend);
 }
 
-/* The power-of-two part over ranks 0..pof2-1 of the folded job (newrank; rank ->
- * the real rank of a folded index). off[b]: the first element of block b. */
+/* The power-of-two part, among the ranks left after the fold, numbered newrank
+ * 0..pof2-1 (newrank q < rem is rank 2q + 1, the others rank q + rem). off[b]: the
+ * first element of block b. */
 static hv_result_t halve_and_double(const rab_t *a, const size_t *off, int newrank, int pof2, int rem) {
   int lo_at[RAB_MAX_STEPS], hi_at[RAB_MAX_STEPS], steps = 0;
   int lo = 0, hi = pof2;
@@ -97,7 +98,8 @@ static hv_result_t halve_and_double(const rab_t *a, const size_t *off, int newra
     const int upper = (newrank & mask) != 0, give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
     if (upper) lo = mid;
     else hi = mid;
-    HV_CHECK(exchange(a, peer, HV__TAG_RAB_RS, off[give_lo], off[give_hi] - off[give_lo], off[lo], off[hi] - off[lo], 1));
+    HV_CHECK(exchange(a, peer, HV__TAG_RAB_RS, off[give_lo], off[give_hi] - off[give_lo], off[lo],
+                      off[hi] - off[lo], 1));
   }
   /* Now [lo, hi) is my one block; step k backwards: the partner holds the other half
    * of step k's window. */
@@ -124,7 +126,7 @@ hv_result_t hv__allreduce_rab(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_d
   while (pof2 <= n / 2) pof2 *= 2;
   const int rem = n - pof2;
 
-  int newrank = r < 2 * rem ? (r % 2 ? r / 2 : -1) : r - rem;
+  const int newrank = r < 2 * rem ? (r % 2 ? r / 2 : -1) : r - rem;
   if (r < 2 * rem && r % 2 == 0) HV_CHECK(exchange(&a, r + 1, HV__TAG_RAB_RS, 0, count, 0, 0, 0));
   if (r < 2 * rem && r % 2 == 1) HV_CHECK(exchange(&a, r - 1, HV__TAG_RAB_RS, 0, 0, 0, count, 1));
   if (newrank >= 0) {

@@ -35,8 +35,8 @@
 
 #include "algo.h"
 
-static const char *const algo_names[HV__NUM_ALGOS] = {"auto", "ring", "rd", "mpi",
-                                                             "hier", "shm",  "rab", "2d"};
+static const char *const algo_names[HV__NUM_ALGOS] = {"auto", "ring", "rd",  "mpi",
+                                                      "hier", "shm",  "rab", "2d"};
 
 const char *hv__algo_name(hv__algo_t algo) {
   return (unsigned)algo < HV__NUM_ALGOS ? algo_names[algo] : "?";

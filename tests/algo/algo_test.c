@@ -8,10 +8,11 @@
  * Allreduce: ring, recursive doubling, Rabenseifner's, the 2-D grid (its own width,
  * one row, and rab down the columns), shared memory (one node), hierarchical with
  * and without shared memory (several nodes; also with rab across nodes), MPI's own
- * (MPI only), and the non-blocking ring; every dtype, sum/min/max/product, counts 0 to 100003, and the
- * element past the count untouched. The sub-transport (ranks in reverse, tags of
- * its own) and the choice of the two-level allreduces' outer algorithm. Then reduce-scatter, allgatherv over uneven and
- * empty blocks, alltoall, and broadcast (MPI only). Exit status 1 on any failure. */
+ * (MPI only), and the non-blocking ring; every dtype, sum/min/max/product, counts 0
+ * to 100003, and the element past the count untouched. The sub-transport (ranks in
+ * reverse, tags of its own) and the choice of the two-level allreduces' outer
+ * algorithm. Then reduce-scatter, allgatherv over uneven and empty blocks,
+ * alltoall, and broadcast (MPI only). Exit status 1 on any failure. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -184,7 +185,8 @@ static void test_sub_transport(rank_env_t *env) {
   int *ranks = malloc((size_t)n * sizeof *ranks);
   for (int i = 0; i < n; i++) ranks[i] = n - 1 - i;
   hv__transport_sub_t impl;
-  EXPECT(hv__transport_sub_init(&sub, &impl, parent, ranks, n, HV__TAG_SUB_ROW) == HV_SUCCESS, "rank %d: sub-transport", r);
+  EXPECT(hv__transport_sub_init(&sub, &impl, parent, ranks, n, HV__TAG_SUB_ROW) == HV_SUCCESS, "rank %d: sub-transport",
+         r);
   EXPECT(sub.rank == n - 1 - r && sub.size == n, "rank %d: sub-rank %d of %d", r, sub.rank, sub.size);
   const int right = (r + 1) % n, left = (r - 1 + n) % n, sub_right = n - 1 - right, sub_left = n - 1 - left;
   int32_t out[2] = {r, 1000 + r}, in[2] = {-1, -1};
@@ -194,8 +196,8 @@ static void test_sub_transport(rank_env_t *env) {
   EXPECT(sub.irecv(&sub, sub_left, HV__TAG_RD, &in[1], sizeof in[1], &req[2]) == HV_SUCCESS, "sub receive");
   EXPECT(parent->irecv(parent, left, HV__TAG_RD, &in[0], sizeof in[0], &req[3]) == HV_SUCCESS, "parent receive");
   EXPECT(sub.waitall(&sub, req, 4) == HV_SUCCESS, "rank %d: sub-transport wait", r);
-  EXPECT(in[0] == left && in[1] == 1000 + left, "rank %d: parent got %d, sub got %d; expected %d and %d", r, in[0], in[1],
-         left, 1000 + left);
+  EXPECT(in[0] == left && in[1] == 1000 + left, "rank %d: parent got %d, sub got %d; expected %d and %d", r, in[0],
+         in[1], left, 1000 + left);
   free(ranks);
 }
 
