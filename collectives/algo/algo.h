@@ -1,7 +1,8 @@
 /* algo.h: the algorithms' context (a host, a transport, scratch) and every
  * collective algorithm of hv: the allreduce table (ring, recursive doubling, shared
- * memory, hierarchical, MPI's own), the ring phases, the non-blocking ring, and the
- * other collectives (broadcast, allgather, reduce-scatter, alltoall). Files of
+ * memory, hierarchical, MPI's own, Rabenseifner's, 2-D), the ring phases, the
+ * non-blocking ring, and the other collectives (broadcast, allgather,
+ * reduce-scatter, alltoall). Files of
  * collectives/algo/ include this header and checks.h only, never the engine's: the
  * algorithms run unchanged under the engine, in a test's in-process ranks
  * (transport_local.c) and in a simulator. They run on whatever thread calls them and
@@ -26,7 +27,9 @@ typedef enum {
   HV__ALGO_MPI = 3,
   HV__ALGO_HIER = 4,
   HV__ALGO_SHM = 5,
-  HV__NUM_ALGOS = 6
+  HV__ALGO_RAB = 6, /* Rabenseifner's */
+  HV__ALGO_2D = 7,  /* two-level over a grid of the ranks */
+  HV__NUM_ALGOS = 8
 } hv__algo_t;
 const char *hv__algo_name(hv__algo_t algo);
 /* The algorithm named `name` (case-insensitive), or -1. */
@@ -50,6 +53,9 @@ typedef struct hv__algo_ctx {
   /* On a local context, once a hierarchical allgather or broadcast has run: for each local rank q,
    * the global ranks of q's cross group (nodes ints from q * nodes). */
   int *groups;
+  /* The 2-D allreduce's contexts over my row and my column (allreduce_2d.c), made on
+   * its first call; NULL before. */
+  struct hv__grid *grid;
 } hv__algo_ctx_t;
 
 /* A context over the ranks of mpi, carried by MPI point-to-point. */
@@ -124,6 +130,15 @@ hv_result_t hv__allreduce_ring(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_
 hv_result_t hv__allreduce_rd(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_hier(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__allreduce_rab(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+hv_result_t hv__allreduce_2d(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+/* Frees the 2-D allreduce's row and column contexts (NULL: nothing). */
+void hv__grid_free(struct hv__grid *grid);
+/* The two levels of the hierarchical and 2-D allreduces (allreduce_hier.c): ring
+ * reduce-scatter over inner, allreduce of my segment over outer (the algorithm of
+ * hv__cross_allreduce_select), ring allgather over inner. */
+hv_result_t hv__allreduce_two_level(hv__algo_ctx_t *inner, hv__algo_ctx_t *outer, void *buf, size_t count,
+                                    hv_dtype_t dtype, hv_op_t op);
 /* A fused allreduce's tensors where the caller keeps them: piece i is elements
  * [start, start + count) of the fused buffer, read from send and written to recv
  * (send == recv in place). Pieces are in order and adjacent: start[i + 1] =
@@ -148,6 +163,10 @@ hv_result_t hv__allreduce_mpi(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_d
  * table (documented in allreduce_select.c). */
 const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__algo_t forced,
                                                  size_t bytes);
+/* The algorithm of a two-level allreduce's outer phase over cross for bytes per
+ * rank: the host's cross_algo when it is ring, rd or rab, else (auto) rd when small
+ * or between two ranks, ring otherwise. */
+const hv__allreduce_algo_t *hv__cross_allreduce_select(const hv__algo_ctx_t *cross, size_t bytes);
 hv_result_t hv__allreduce_run(hv__algo_ctx_t *ctx, hv__algo_t forced, void *buf, size_t count,
                               hv_dtype_t dtype, hv_op_t op, const char **algo_name);
 

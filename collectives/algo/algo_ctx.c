@@ -1,5 +1,5 @@
 /* algo_ctx.c: set-up of an algorithm context (host, transport, grow-only scratch
- * and request arrays, segment table). */
+ * and request arrays, segment table) and its release (with the 2-D grid's). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +30,7 @@ void hv__algo_ctx_free(hv__algo_ctx_t *ctx) {
   free(ctx->seg_off);
   free(ctx->reqs);
   free(ctx->groups);
+  hv__grid_free(ctx->grid);
   memset(ctx, 0, sizeof *ctx);
 }
 

@@ -23,12 +23,20 @@
  *                                                transport instead of overlapping
  *   larger otherwise                           -> ring: bandwidth-optimal
  * HV_HIERARCHICAL_ALLREDUCE=1 forces hierarchical (above the small size), 0 forbids it.
- * A single rank needs no communication at all. */
+ * A single rank needs no communication at all. Rabenseifner's (rab) and the 2-D
+ * allreduce (2d) run only when forced, until simulations of large clusters say where
+ * they win.
+ *
+ * The outer phase of the two-level allreduces (hierarchical: across nodes; 2-D: down
+ * a column) is recursive doubling when its segment is at most
+ * HV_SMALL_ALLREDUCE_BYTES or it spans two ranks (the reasons above), the ring
+ * otherwise, unless the host's cross_algo asks for ring, rd or rab. */
 #include <strings.h>
 
 #include "algo.h"
 
-static const char *const algo_names[HV__NUM_ALGOS] = {"auto", "ring", "rd", "mpi", "hier", "shm"};
+static const char *const algo_names[HV__NUM_ALGOS] = {"auto", "ring", "rd",  "mpi",
+                                                      "hier", "shm",  "rab", "2d"};
 
 const char *hv__algo_name(hv__algo_t algo) {
   return (unsigned)algo < HV__NUM_ALGOS ? algo_names[algo] : "?";
@@ -46,7 +54,16 @@ static const hv__allreduce_algo_t algorithms[] = {
     {HV__ALGO_MPI, "mpi", hv__allreduce_mpi},
     {HV__ALGO_HIER, "hier", hv__allreduce_hier},
     {HV__ALGO_SHM, "shm", hv__allreduce_shm},
+    {HV__ALGO_RAB, "rab", hv__allreduce_rab},
+    {HV__ALGO_2D, "2d", hv__allreduce_2d},
 };
+
+/* The table's entry for id (the ring for one not in it). */
+static const hv__allreduce_algo_t *algo_of(hv__algo_t id) {
+  for (size_t i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++)
+    if (algorithms[i].id == id) return &algorithms[i];
+  return &algorithms[0];
+}
 
 const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__algo_t forced,
                                                  size_t bytes) {
@@ -61,9 +78,16 @@ const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__
     else if (ctx->transport.size == 2) want = HV__ALGO_RD;
     else want = HV__ALGO_RING;
   }
-  for (size_t i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++)
-    if (algorithms[i].id == want) return &algorithms[i];
-  return &algorithms[0];
+  return algo_of(want);
+}
+
+const hv__allreduce_algo_t *hv__cross_allreduce_select(const hv__algo_ctx_t *cross, size_t bytes) {
+  hv__algo_t want = (hv__algo_t)cross->host->cross_algo;
+  /* Only the flat algorithms: the others need a hierarchy the outer context lacks,
+   * and 2d there would nest grids without end over a prime number of ranks. */
+  if (want != HV__ALGO_RING && want != HV__ALGO_RD && want != HV__ALGO_RAB)
+    want = bytes <= cross->host->small_allreduce_bytes || cross->transport.size == 2 ? HV__ALGO_RD : HV__ALGO_RING;
+  return algo_of(want);
 }
 
 hv_result_t hv__allreduce_run(hv__algo_ctx_t *ctx, hv__algo_t forced, void *buf, size_t count,

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "algo.h" /* HV__ALGO_AUTO */
+
 void hv__algo_host_defaults(hv__algo_host_t *host) {
   memset(host, 0, sizeof *host);
   host->errors.rank = -1;
@@ -12,6 +14,8 @@ void hv__algo_host_defaults(hv__algo_host_t *host) {
   host->ring_chunk_bytes = (size_t)1 << 20;
   host->small_allreduce_bytes = (size_t)64 << 10;
   host->hierarchical = -1;
+  host->cross_algo = HV__ALGO_AUTO;
+  host->grid_cols = 0;
 }
 
 hv_result_t hv__algo_host_poll(const hv__algo_host_t *host, hv__wait_watch_t *ww, double waited_us,

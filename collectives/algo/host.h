@@ -22,6 +22,11 @@ typedef struct hv__algo_host {
   size_t ring_chunk_bytes;      /* HV_RING_CHUNK_BYTES: the ring's pipelining unit */
   size_t small_allreduce_bytes; /* HV_SMALL_ALLREDUCE_BYTES: auto uses rd at or below */
   int hierarchical;             /* HV_HIERARCHICAL_ALLREDUCE: -1 auto, 0 off, 1 forced */
+  int cross_algo;               /* the outer phase of the hierarchical (across nodes) and
+                                   2-D (down columns) allreduces: an hv__algo_t, ring, rd
+                                   or rab; auto: rd when small or two ranks, else ring */
+  int grid_cols;                /* the 2-D allreduce's row width (must divide the ranks);
+                                   0: the largest divisor at most their square root */
   /* Called now and then by every wait on peers with the time waited so far: a result
    * other than HV_SUCCESS ends the wait with it (a lost or stopped peer). NULL: none. */
   hv_result_t (*fault_poll)(void *owner, hv__wait_watch_t *ww, double waited_us, const char *what);

@@ -45,8 +45,14 @@ enum {
   HV__TAG_NEGOTIATE = 104,
   HV__TAG_RING_NB_RS = 105,
   HV__TAG_RING_NB_AG = 106,
-  HV__TAG_ALLGATHER_HIER = 107
+  HV__TAG_ALLGATHER_HIER = 107,
+  HV__TAG_RAB_RS = 108, /* Rabenseifner: folding in and recursive halving */
+  HV__TAG_RAB_AG = 109  /* Rabenseifner: recursive doubling and unfolding */
 };
+/* A sub-transport (hv__transport_sub_init) adds its offset to every tag above, so
+ * the 2-D allreduce's row and column phases never match each other's messages nor
+ * those of an algorithm on the whole transport. */
+enum { HV__TAG_SUB_ROW = 1000, HV__TAG_SUB_COL = 2000 };
 
 /* Point-to-point over mpi (which must outlive t). */
 hv_result_t hv__transport_mpi_init(hv__transport_t *t, const hv__algo_host_t *host, MPI_Comm *mpi);
@@ -58,5 +64,17 @@ typedef struct hv__local_world hv__local_world_t;
 hv__local_world_t *hv__local_world_create(int size);
 void hv__local_world_destroy(hv__local_world_t *world);
 void hv__transport_local_init(hv__transport_t *t, const hv__algo_host_t *host, hv__local_world_t *world, int rank);
+
+/* A transport over `size` of parent's ranks (transport_sub.c): sub-rank i is parent
+ * rank ranks[i], and every tag is moved up by tag_offset. Requests are the parent's,
+ * so a transport of either kind (MPI, in-process) works the same. parent must be one
+ * of ranks; sub, ranks and parent must outlive t. */
+typedef struct hv__transport_sub {
+  hv__transport_t *parent;
+  const int *ranks;
+  int tag_offset;
+} hv__transport_sub_t;
+hv_result_t hv__transport_sub_init(hv__transport_t *t, hv__transport_sub_t *sub, hv__transport_t *parent,
+                                   const int *ranks, int size, int tag_offset);
 
 #endif

@@ -5,13 +5,16 @@
  *                                              one calloc'd region per node)
  *   --transport mpi --per-node K               the ranks of mpirun, K per emulated node
  *                                              (MPI point-to-point; POSIX shared memory)
- * Allreduce: ring, recursive doubling, shared memory (one node), hierarchical with
- * and without shared memory (several nodes), MPI's own (MPI only), and the
- * non-blocking ring; every dtype, sum/min/max/product, counts 0 to 100003, and the
- * element past the count untouched. Then reduce-scatter, allgatherv over uneven and
- * empty blocks, alltoall, and broadcast (MPI only). --expect-auto checks what `auto`
- * chooses on the shape; --quick runs fewer dtypes, reductions and counts (simulated
- * builds, tests/sim). Exit status 1 on any failure. */
+ * Allreduce: ring, recursive doubling, Rabenseifner's, the 2-D grid (its own width,
+ * one row, and rab down the columns), shared memory (one node), hierarchical with
+ * and without shared memory (several nodes; also with rab across nodes), MPI's own
+ * (MPI only), and the non-blocking ring; every dtype, sum/min/max/product, counts 0
+ * to 100003, and the element past the count untouched. The sub-transport (ranks in
+ * reverse, tags of its own) and the choice of the two-level allreduces' outer
+ * algorithm. Then reduce-scatter, allgatherv over uneven and empty blocks,
+ * alltoall, and broadcast (MPI only). --expect-auto checks what `auto` chooses on
+ * the shape; --quick runs fewer dtypes, reductions and counts (simulated builds,
+ * tests/sim). Exit status 1 on any failure. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -186,6 +189,48 @@ static void test_broadcast(rank_env_t *env) {
   }
 }
 
+/* A sub-transport over all ranks in reverse order: its sub-rank i is rank n-1-i, and
+ * a message on it must not match a receive on the parent with the same tag (each
+ * rank sends first on the parent, then on the sub-transport, to the same peer). */
+static void test_sub_transport(rank_env_t *env) {
+  hv__transport_t *parent = &env->all.transport, sub;
+  const int r = parent->rank, n = parent->size;
+  int *ranks = malloc((size_t)n * sizeof *ranks);
+  for (int i = 0; i < n; i++) ranks[i] = n - 1 - i;
+  hv__transport_sub_t impl;
+  EXPECT(hv__transport_sub_init(&sub, &impl, parent, ranks, n, HV__TAG_SUB_ROW) == HV_SUCCESS, "rank %d: sub-transport",
+         r);
+  EXPECT(sub.rank == n - 1 - r && sub.size == n, "rank %d: sub-rank %d of %d", r, sub.rank, sub.size);
+  const int right = (r + 1) % n, left = (r - 1 + n) % n, sub_right = n - 1 - right, sub_left = n - 1 - left;
+  int32_t out[2] = {r, 1000 + r}, in[2] = {-1, -1};
+  hv__request_t req[4];
+  EXPECT(parent->isend(parent, right, HV__TAG_RD, &out[0], sizeof out[0], &req[0]) == HV_SUCCESS, "parent send");
+  EXPECT(sub.isend(&sub, sub_right, HV__TAG_RD, &out[1], sizeof out[1], &req[1]) == HV_SUCCESS, "sub send");
+  EXPECT(sub.irecv(&sub, sub_left, HV__TAG_RD, &in[1], sizeof in[1], &req[2]) == HV_SUCCESS, "sub receive");
+  EXPECT(parent->irecv(parent, left, HV__TAG_RD, &in[0], sizeof in[0], &req[3]) == HV_SUCCESS, "parent receive");
+  EXPECT(sub.waitall(&sub, req, 4) == HV_SUCCESS, "rank %d: sub-transport wait", r);
+  EXPECT(in[0] == left && in[1] == 1000 + left, "rank %d: parent got %d, sub got %d; expected %d and %d", r, in[0],
+         in[1], left, 1000 + left);
+  free(ranks);
+}
+
+/* The outer phase's algorithm: the host's cross_algo when flat, else today's rule. */
+static void test_cross_select(rank_env_t *env) {
+  const hv__algo_ctx_t *c = &env->all;
+  const size_t small = env->host.small_allreduce_bytes, big = small + 1;
+  const hv__algo_t big_auto = c->transport.size == 2 ? HV__ALGO_RD : HV__ALGO_RING;
+  EXPECT(hv__cross_allreduce_select(c, small)->id == HV__ALGO_RD, "auto, small: rd");
+  EXPECT(hv__cross_allreduce_select(c, big)->id == big_auto, "auto, large: %s", hv__algo_name(big_auto));
+  env->host.cross_algo = HV__ALGO_RAB;
+  EXPECT(hv__cross_allreduce_select(c, small)->id == HV__ALGO_RAB, "rab asked for: rab");
+  env->host.cross_algo = HV__ALGO_2D;
+  EXPECT(hv__cross_allreduce_select(c, big)->id == big_auto, "2d asked for: today's rule");
+  env->host.cross_algo = HV__ALGO_AUTO;
+  EXPECT(hv__algo_from_name("RAB") == HV__ALGO_RAB && hv__algo_from_name("2d") == HV__ALGO_2D &&
+             !strcmp(hv__algo_name(HV__ALGO_2D), "2d"),
+         "names of rab and 2d");
+}
+
 static hv_result_t hier_without_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dt, hv_op_t op) {
   hv__shm_t *shm = ctx->shm;
   ctx->shm = NULL;
@@ -220,6 +265,19 @@ static void run_cases(rank_env_t *env, int nodes) {
   check_auto(env);
   test_allreduce(env, "ring", hv__allreduce_ring);
   test_allreduce(env, "rd", hv__allreduce_rd);
+  test_sub_transport(env);
+  test_cross_select(env);
+  test_allreduce(env, "rab", hv__allreduce_rab);
+  test_allreduce(env, "2d", hv__allreduce_2d);
+  /* The host's settings change between cases, never while one runs: every rank
+   * changes them at the same point. */
+  env->host.grid_cols = env->all.transport.size;
+  test_allreduce(env, "2d one row", hv__allreduce_2d);
+  env->host.grid_cols = 0;
+  env->host.cross_algo = HV__ALGO_RAB;
+  test_allreduce(env, "2d rab columns", hv__allreduce_2d);
+  if (nodes > 1) test_allreduce(env, "hier rab across", hier_without_shm);
+  env->host.cross_algo = HV__ALGO_AUTO;
   test_allreduce(env, "ring_nb", ring_nb);
   if (env->has_shm && nodes == 1) test_allreduce(env, "shm", hv__allreduce_shm);
   if (nodes > 1) {

@@ -14,8 +14,8 @@
 
 static const char *const coll_names[BENCH_NUM_COLLS] = {"allreduce", "allgather", "broadcast",
                                                         "reducescatter", "alltoall"};
-static const char *const algo_names[BENCH_NUM_ALGOS] = {"auto", "ring", "rd",  "hier",
-                                                        "mpi",  "nccl", "shm"};
+static const char *const algo_names[BENCH_NUM_ALGOS] = {"auto", "ring", "rd",  "hier", "mpi",
+                                                        "nccl", "shm",  "rab", "2d"};
 
 const char *coll_name(bench_coll_t coll) { return coll_names[coll]; }
 const char *algo_name(bench_algo_t algo) { return algo_names[algo]; }
@@ -50,8 +50,9 @@ void options_print_help(void) {
       "                           collectives only; avg needs a float type\n"
       "  -r, --root R             broadcast root, 0..N-1 (default 0)\n"
       "hv:\n"
-      "  --algo A                 auto ring rd shm hier mpi nccl all (default auto).\n"
+      "  --algo A                 auto ring rd rab 2d shm hier mpi nccl all (default auto).\n"
       "                           --device cpu, allreduce: ring, rd (recursive doubling),\n"
+      "                           rab (Rabenseifner's), 2d (over a grid of the ranks),\n"
       "                           shm (node shared memory), hier (hierarchical), mpi (the\n"
       "                           MPI library inside hv). Other collectives have one hv\n"
       "                           algorithm (auto). 'all' runs every available algorithm.\n"
@@ -266,7 +267,7 @@ static int apply_value(char key, const char *name, const char *val, int rank, in
         o->algo = (bench_algo_t)a;
         return 0;
       }
-    USAGE_ERROR("unknown algorithm '%s' for %s: use auto ring rd shm hier mpi nccl or all", val,
+    USAGE_ERROR("unknown algorithm '%s' for %s: use auto ring rd rab 2d shm hier mpi nccl or all", val,
                 name);
   case 'C':
     if (strcmp(val, "none") == 0) o->compression = HV_COMPRESSION_NONE;

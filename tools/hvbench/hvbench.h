@@ -54,6 +54,8 @@ typedef enum {
   BENCH_ALGO_MPI,
   BENCH_ALGO_NCCL,
   BENCH_ALGO_SHM,
+  BENCH_ALGO_RAB,
+  BENCH_ALGO_2D,
   BENCH_NUM_ALGOS
 } bench_algo_t;
 
@@ -64,7 +66,7 @@ typedef enum { BENCH_DEVICE_CPU = 0, BENCH_DEVICE_CUDA } bench_device_t;
 
 #define BENCH_MAX_DTYPES HV_NUM_DTYPES
 #define BENCH_MAX_OPS HV_NUM_OPS
-#define BENCH_MAX_BACKENDS 8
+#define BENCH_MAX_BACKENDS 8 /* --algo all: 7 hv algorithms and the peer */
 
 typedef struct bench_options {
   bench_coll_t coll;

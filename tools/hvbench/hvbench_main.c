@@ -37,6 +37,8 @@ static void plan_make(const bench_options_t *o, plan_t *p) {
     p->algos[p->nalgos++] = BENCH_ALGO_SHM;
     p->algos[p->nalgos++] = BENCH_ALGO_HIER;
     p->algos[p->nalgos++] = BENCH_ALGO_MPI;
+    p->algos[p->nalgos++] = BENCH_ALGO_RAB;
+    p->algos[p->nalgos++] = BENCH_ALGO_2D;
   } else if (o->engine || allreduce) {
     p->algos[p->nalgos++] = o->algo_all ? BENCH_ALGO_AUTO : o->algo;
   }
