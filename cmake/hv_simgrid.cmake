@@ -20,4 +20,8 @@ add_subdirectory(workloads/common)
 add_subdirectory(collectives)
 set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 add_subdirectory(tools/hvbench)
+# Every algorithm alone with exact values (tests/algo), run by the sim tests.
+add_executable(algo_test ${PROJECT_SOURCE_DIR}/tests/algo/algo_test.c)
+target_include_directories(algo_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/collectives ${PROJECT_SOURCE_DIR}/tests/common)
+target_link_libraries(algo_test PRIVATE hvalgo Threads::Threads hv_project_options)
 message(STATUS "hv ${PROJECT_VERSION}: simulated build (SimGrid SMPI, ${CMAKE_C_COMPILER})")

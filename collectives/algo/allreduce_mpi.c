@@ -74,10 +74,17 @@ hv_result_t hv__allreduce_mpi(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_d
   const size_t piece = (size_t)INT_MAX / 2;
   for (size_t done = 0; done < count; done += piece) {
     size_t len = count - done < piece ? count - done : piece;
+#if HV_SIMULATED
+    /* Simulated: the blocking call, which SMPI's collective selectors choose for (its
+     * MPI_Iallreduce in place gave wrong values at 100003 floats on 64 ranks). */
+    HV_MPI_CHECK(&ctx->host->errors, MPI_Allreduce(MPI_IN_PLACE, (char *)buf + done * es, (int)len, type, mop,
+                                                   ctx->mpi));
+#else
     MPI_Request req;
     HV_MPI_CHECK(&ctx->host->errors, MPI_Iallreduce(MPI_IN_PLACE, (char *)buf + done * es, (int)len, type,
                                            mop, ctx->mpi, &req));
     HV_CHECK(hv__wait_mpi(ctx->host, 1, &req, "MPI_Iallreduce", 0));
+#endif
   }
   return HV_SUCCESS;
 }

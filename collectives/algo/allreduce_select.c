@@ -1,7 +1,7 @@
 /* allreduce_select.c: the table of allreduce algorithms and the choice among them.
  *
- * Decision table for HV_ALLREDUCE_ALGO=auto (measured with hvbench on one node,
- * see the README):
+ * Decision table for HV_ALLREDUCE_ALGO=auto (measured with hvbench on one node and
+ * on emulated nodes, and simulated on fat trees of 16 to 1,024 nodes: the README):
  *   one node with shared memory, any size      -> shm: small buffers with one barrier,
  *                                                large ones copied in and out once
  *                                                (2 ranks, --no-engine, medians of 3:
@@ -21,16 +21,21 @@
  *                                                whose chunked transfers in the two
  *                                                directions take turns in Open MPI's TCP
  *                                                transport instead of overlapping
- *   larger otherwise                           -> ring: bandwidth-optimal
+ *   larger, a power of two from 4 ranks        -> Rabenseifner's (rab): bandwidth-optimal
+ *                                                like the ring with 2 log2(p) latencies
+ *                                                instead of 2(p-1): at 1,024 nodes the
+ *                                                ring pays 2,046 of them
+ *   larger otherwise                           -> ring: bandwidth-optimal (rab would
+ *                                                fold the extra ranks in with one more
+ *                                                copy of the whole buffer)
  * HV_HIERARCHICAL_ALLREDUCE=1 forces hierarchical (above the small size), 0 forbids it.
- * A single rank needs no communication at all. Rabenseifner's (rab) and the 2-D
- * allreduce (2d) run only when forced, until simulations of large clusters say where
- * they win.
+ * A single rank needs no communication at all. The 2-D allreduce (2d) runs only when
+ * forced.
  *
  * The outer phase of the two-level allreduces (hierarchical: across nodes; 2-D: down
- * a column) is recursive doubling when its segment is at most
- * HV_SMALL_ALLREDUCE_BYTES or it spans two ranks (the reasons above), the ring
- * otherwise, unless the host's cross_algo asks for ring, rd or rab. */
+ * a column) follows the same rule over its ranks (recursive doubling when its segment
+ * is at most HV_SMALL_ALLREDUCE_BYTES), unless the host's cross_algo asks for ring, rd
+ * or rab. */
 #include <strings.h>
 
 #include "algo.h"
@@ -65,6 +70,16 @@ static const hv__allreduce_algo_t *algo_of(hv__algo_t id) {
   return &algorithms[0];
 }
 
+/* A large buffer over n ranks with no hierarchy to use (flat, or one phase of a
+ * two-level allreduce): recursive doubling for two; Rabenseifner's for a power of two
+ * from 4 (2 log2 n latencies against the ring's 2(n-1), the same bytes); the ring
+ * otherwise, where Rabenseifner's folding would move the whole buffer once more. */
+static hv__algo_t flat_large(int n) {
+  if (n == 2) return HV__ALGO_RD;
+  if (n >= 4 && (n & (n - 1)) == 0) return HV__ALGO_RAB;
+  return HV__ALGO_RING;
+}
+
 const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__algo_t forced,
                                                  size_t bytes) {
   hv__algo_t want = forced;
@@ -75,8 +90,7 @@ const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__
     else if (bytes <= ctx->host->small_allreduce_bytes) want = HV__ALGO_RD;
     else if (hier_possible && (ctx->host->hierarchical == 1 || (ctx->host->hierarchical == -1 && several_nodes)))
       want = HV__ALGO_HIER;
-    else if (ctx->transport.size == 2) want = HV__ALGO_RD;
-    else want = HV__ALGO_RING;
+    else want = flat_large(ctx->transport.size);
   }
   return algo_of(want);
 }
@@ -86,7 +100,7 @@ const hv__allreduce_algo_t *hv__cross_allreduce_select(const hv__algo_ctx_t *cro
   /* Only the flat algorithms: the others need a hierarchy the outer context lacks,
    * and 2d there would nest grids without end over a prime number of ranks. */
   if (want != HV__ALGO_RING && want != HV__ALGO_RD && want != HV__ALGO_RAB)
-    want = bytes <= cross->host->small_allreduce_bytes || cross->transport.size == 2 ? HV__ALGO_RD : HV__ALGO_RING;
+    want = bytes <= cross->host->small_allreduce_bytes ? HV__ALGO_RD : flat_large(cross->transport.size);
   return algo_of(want);
 }
 

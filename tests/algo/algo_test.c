@@ -214,17 +214,19 @@ static void test_sub_transport(rank_env_t *env) {
   free(ranks);
 }
 
-/* The outer phase's algorithm: the host's cross_algo when flat, else today's rule. */
+/* The outer phase's algorithm: the host's cross_algo when flat, else the rule of
+ * allreduce_select.c (rd for two ranks, rab for a power of two from 4, the ring). */
 static void test_cross_select(rank_env_t *env) {
   const hv__algo_ctx_t *c = &env->all;
   const size_t small = env->host.small_allreduce_bytes, big = small + 1;
-  const hv__algo_t big_auto = c->transport.size == 2 ? HV__ALGO_RD : HV__ALGO_RING;
+  const int n = c->transport.size;
+  const hv__algo_t big_auto = n == 2 ? HV__ALGO_RD : n >= 4 && !(n & (n - 1)) ? HV__ALGO_RAB : HV__ALGO_RING;
   EXPECT(hv__cross_allreduce_select(c, small)->id == HV__ALGO_RD, "auto, small: rd");
   EXPECT(hv__cross_allreduce_select(c, big)->id == big_auto, "auto, large: %s", hv__algo_name(big_auto));
   env->host.cross_algo = HV__ALGO_RAB;
   EXPECT(hv__cross_allreduce_select(c, small)->id == HV__ALGO_RAB, "rab asked for: rab");
   env->host.cross_algo = HV__ALGO_2D;
-  EXPECT(hv__cross_allreduce_select(c, big)->id == big_auto, "2d asked for: today's rule");
+  EXPECT(hv__cross_allreduce_select(c, big)->id == big_auto, "2d asked for: the rule");
   env->host.cross_algo = HV__ALGO_AUTO;
   EXPECT(hv__algo_from_name("RAB") == HV__ALGO_RAB && hv__algo_from_name("2d") == HV__ALGO_2D &&
              !strcmp(hv__algo_name(HV__ALGO_2D), "2d"),
