@@ -4,7 +4,7 @@
 Usage (regenerates everything committed under tools/sim/platforms/):
     python3 tools/sim/make_platforms.py [--out DIR] [--link-lat 2us]
                                         [--local-bw 200GBps] [--local-lat 1us]
-                                        [--netns-bw 118MBps] [--netns-lat 2.2us]
+                                        [--netns-bw 119.5MBps] [--netns-lat 2.3us]
                                         [--netns-local-bw 5GBps] [--netns-local-lat 0.3us]
 
 Writes (SimGrid platform version 4.1, one compact <cluster> per file):
@@ -103,8 +103,8 @@ def main(argv):
     p.add_argument("--link-lat", default="2us", help="latency of every fat-tree link")
     p.add_argument("--local-bw", default="200GBps", help="same-node (loopback) bandwidth, fat trees")
     p.add_argument("--local-lat", default="1us", help="same-node (loopback) latency, fat trees")
-    p.add_argument("--netns-bw", default="118MBps", help="emulated node link, effective rate")
-    p.add_argument("--netns-lat", default="2.2us", help="emulated node link latency (2 per message)")
+    p.add_argument("--netns-bw", default="119.5MBps", help="emulated node link, effective rate")
+    p.add_argument("--netns-lat", default="2.3us", help="emulated node link latency (2 per message)")
     p.add_argument("--netns-local-bw", default="5GBps", help="emulated same-node (shared memory) rate")
     p.add_argument("--netns-local-lat", default="0.3us", help="emulated same-node latency")
     a = p.parse_args(argv)
