@@ -22,13 +22,16 @@ Writes (SimGrid platform version 4.1, one compact <cluster> per file):
   hosts-{16,128,1024}n-{1,4,8}ppn.txt
       smpirun hostfiles: every node listed once per rank, consecutively (node-0 PPN
       times, then node-1, ...): block placement, ranks 0..PPN-1 on node-0.
-  netns-{2,4}n-1g.xml, hosts-netns-{2,4}n-{1,2}ppn.txt
+  netns-{2,4}n-1g.xml, netns-{2,4}n-1g-half.xml, hosts-netns-{2,4}n-{1,2}ppn.txt
       Calibration model of the emulated cluster of tests/cluster (netns-up.sh N 1gbit):
       nodes hvn0..hvn(N-1), each with its own tbf-limited link to one bridge (no
       backbone: a message crosses the sender's link up and the receiver's link down,
       full duplex), ranks of a node on loopback (Open MPI's shared memory). Numbers
       are the ones measured in tools/sim/README.md (effective TCP payload rate of the
-      1 Gbit/s link, MPI latency split over the two links).
+      1 Gbit/s link, MPI latency split over the two links). The -half variant makes each
+      node link half duplex (SHARED): real Open MPI over TCP serialises the two directions
+      when the same two processes exchange both ways at once (2 nodes x 1 rank), so that
+      variant is the one that matches such exchanges; see README.md.
 
 Run the platforms with e.g.
     smpirun -np 1024 -platform tools/sim/platforms/fattree-1024n-100g.xml \
@@ -79,17 +82,21 @@ def fat_tree_xml(nodes, gbit, a):
         "</platform>\n" % (nodes - 1, gbit, a.link_lat, topo, a.local_bw, a.local_lat))
 
 
-def netns_xml(nodes, a):
+def netns_xml(nodes, a, half=False):
     comment = ("emulated cluster of tests/cluster, netns-up.sh %d 1gbit: nodes hvn0..hvn%d, each with one "
                "tbf-limited link to a bridge, modelled as %s (effective TCP payload rate) and %s per "
-               "link (2 links per message), full duplex; ranks of a node on loopback %s / %s "
+               "link (2 links per message), %s; ranks of a node on loopback %s / %s "
                "(Open MPI vader shared memory); measured numbers in tools/sim/README.md"
-               % (nodes, nodes - 1, a.netns_bw, a.netns_lat, a.netns_local_bw, a.netns_local_lat))
+               % (nodes, nodes - 1, a.netns_bw, a.netns_lat,
+                  "HALF duplex (both directions share the rate: how Open MPI's TCP BTL behaves when two "
+                  "processes exchange both ways at once)" if half else "full duplex",
+                  a.netns_local_bw, a.netns_local_lat))
     return HEADER.format(comment=comment) + (
         '  <cluster id="netns" prefix="hvn" suffix="" radical="0-%d" speed="10Gf"\n'
-        '           bw="%s" lat="%s" sharing_policy="SPLITDUPLEX"\n'
+        '           bw="%s" lat="%s" sharing_policy="%s"\n'
         '           loopback_bw="%s" loopback_lat="%s"/>\n'
-        "</platform>\n" % (nodes - 1, a.netns_bw, a.netns_lat, a.netns_local_bw, a.netns_local_lat))
+        "</platform>\n" % (nodes - 1, a.netns_bw, a.netns_lat, "SHARED" if half else "SPLITDUPLEX",
+                            a.netns_local_bw, a.netns_local_lat))
 
 
 def hostfile(prefix, nodes, ppn):
@@ -117,6 +124,7 @@ def main(argv):
             files["hosts-%dn-%dppn.txt" % (nodes, ppn)] = hostfile("node-", nodes, ppn)
     for nodes in NETNS_NODES:
         files["netns-%dn-1g.xml" % nodes] = netns_xml(nodes, a)
+        files["netns-%dn-1g-half.xml" % nodes] = netns_xml(nodes, a, half=True)
         for ppn in NETNS_PPNS:
             files["hosts-netns-%dn-%dppn.txt" % (nodes, ppn)] = hostfile("hvn", nodes, ppn)
     total = 0

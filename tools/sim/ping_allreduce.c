@@ -5,10 +5,12 @@
  * Run:   smpirun -np 16 -platform tools/sim/platforms/fattree-16n-100g.xml \
  *          -hostfile tools/sim/platforms/hosts-16n-1ppn.txt \
  *          --cfg=smpi/simulate-computation:no ./build/sim/ping_allreduce 1048576
- * Usage: ping_allreduce [N=1048576] [REPS=1] */
+ * Usage: ping_allreduce [N=1048576] [REPS=1] [nocheck]   (nocheck: for runs with
+ * smpi/auto-shared-malloc-thresh, where all ranks share one buffer and results are garbage) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -26,11 +28,11 @@ int main(int argc, char **argv) {
     MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     dt = MPI_Wtime() - t0;
   }
-  int bad = 0;
-  for (long i = 0; i < n; i++) bad += x[i] != (float)size;
+  int check = !(argc > 3 && strcmp(argv[3], "nocheck") == 0), bad = 0;
+  for (long i = 0; check && i < n; i++) bad += x[i] != (float)size;
   if (rank == 0)
     printf("ping_allreduce: %d ranks, %ld floats (%ld bytes): %.6f ms %s\n", size, n, n * 4L, dt * 1e3,
-           bad ? "WRONG RESULT" : "ok");
+           !check ? "(not checked)" : bad ? "WRONG RESULT" : "ok");
   free(x);
   MPI_Finalize();
   return bad != 0;
