@@ -84,6 +84,7 @@ for rep in $(seq 1 "$REPS"); do
         out=$(timeout --signal=KILL 600 "$C/netns-mpirun" "$H" "$np" HV_ALLREDUCE_ALGO="$algo" -- \
           "$T" "$bytes" "$it" 2>&1)
         ms=$(sed -n 's/.*median \([0-9.]*\) ms.*results correct/\1/p' <<<"$out")
+        echo "calibrate_real: $(date -u +%T) ${n}x$ppn $algo $bytes rep $rep: ${ms:-FAILED} ms" >&2
         if [ -z "$ms" ]; then
           echo "# FAILED ${n}x$ppn $algo $bytes rep $rep: $(tail -2 <<<"$out" | tr '\n' ' ')"
         else

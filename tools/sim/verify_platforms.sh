@@ -34,6 +34,7 @@ echo "# verify_platforms.sh $(date -u '+%F %T') UTC, $(smpirun -version 2>/dev/n
 for n in 16 128 1024; do
   for g in 25 100 400; do sim "$n" "fattree-${n}n-${g}g.xml" "hosts-${n}n-1ppn.txt" --cfg=smpi/coll-selector:ompi -- "$O/ping_allreduce" 1048576; done
 done
+sim 16 fattree-16n-100g.xml hosts-16n-1ppn.txt -- "$O/ping_allreduce" 1048576   # SMPI's default selector
 for ppn in 4 8; do
   sim $((16 * ppn)) fattree-16n-100g.xml "hosts-16n-${ppn}ppn.txt" --cfg=smpi/coll-selector:ompi -- "$O/ping_allreduce" 1048576
 done
