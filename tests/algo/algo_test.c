@@ -100,7 +100,7 @@ static hv_result_t ring_nb(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtyp
 }
 
 static void test_allreduce(rank_env_t *env, const char *name, allreduce_fn fn) {
-  static const size_t all_counts[] = {0, 1, 7, 1000, 100003}, quick_counts[] = {0, 1000, 100003};
+  static const size_t all_counts[] = {0, 1, 7, 1000, 100003}, quick_counts[] = {0, 1000, 20011};
   static const hv_op_t all_ops[] = {HV_SUM, HV_MIN, HV_MAX, HV_PRODUCT}, quick_ops[] = {HV_SUM, HV_MAX};
   static const hv_dtype_t all_dtypes[] = {HV_UINT8, HV_INT8,    HV_INT32,   HV_INT64,
                                           HV_FLOAT16, HV_BFLOAT16, HV_FLOAT32, HV_FLOAT64},
@@ -244,6 +244,8 @@ static hv_result_t hier_without_shm(hv__algo_ctx_t *ctx, void *buf, size_t count
 /* --expect-auto 4096=rd,16777216=hier: what auto must choose at each size on this
  * shape (the selection table of allreduce_select.c), checked on every rank. */
 static const char *expect_auto;
+/* --auto-only: check auto's choices and run nothing else. */
+static int auto_only;
 
 static void check_auto(rank_env_t *env) {
   if (!expect_auto) return;
@@ -265,6 +267,7 @@ static void check_auto(rank_env_t *env) {
 
 static void run_cases(rank_env_t *env, int nodes) {
   check_auto(env);
+  if (auto_only) return;
   test_allreduce(env, "ring", hv__allreduce_ring);
   test_allreduce(env, "rd", hv__allreduce_rd);
   test_sub_transport(env);
@@ -419,9 +422,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--per-node") && i + 1 < argc) per_node = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--expect-auto") && i + 1 < argc) expect_auto = argv[++i];
+    else if (!strcmp(argv[i], "--auto-only")) auto_only = 1;
     else {
       fprintf(stderr, "usage: algo_test [--transport local|mpi] [--nodes N] [--per-node K] [--quick] "
-                      "[--expect-auto SIZE=ALGO,...]\n");
+                      "[--expect-auto SIZE=ALGO,...] [--auto-only]\n");
       return 2;
     }
   }
