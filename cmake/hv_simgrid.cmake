@@ -24,4 +24,7 @@ add_subdirectory(tools/hvbench)
 add_executable(algo_test ${PROJECT_SOURCE_DIR}/tests/algo/algo_test.c)
 target_include_directories(algo_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/collectives ${PROJECT_SOURCE_DIR}/tests/common)
 target_link_libraries(algo_test PRIVATE hvalgo Threads::Threads hv_project_options)
+# The negotiation rounds at scale (tools/sim/negotiation_sim.c).
+add_executable(negotiation_sim ${PROJECT_SOURCE_DIR}/tools/sim/negotiation_sim.c)
+target_link_libraries(negotiation_sim PRIVATE hvcoll hv_project_options)
 message(STATUS "hv ${PROJECT_VERSION}: simulated build (SimGrid SMPI, ${CMAKE_C_COMPILER})")

@@ -1,0 +1,58 @@
+/* negotiation_sim.c: the cost of hv's negotiation rounds at scale, simulated (built by
+ * the simulated build, run under smpirun by tools/sim/negotiation_sweep.sh):
+ *  - a steady-state round: a cached name every rank submits (an allreduce of 0
+ *    elements, so no data moves): one AND of the bit vector (negotiate_vector.c);
+ *  - a cache-miss round: hv_barrier, whose names are never cached: the bit vector,
+ *    then the misses gathered to the coordinator (rank 0) and its responses broadcast;
+ *  - the peer: one 8-byte MPI_Allreduce of the same simulation (SMPI's Open MPI
+ *    selection).
+ * Prints one line on rank 0: ranks, then the three times in simulated microseconds
+ * (the mean of ITERS after a warm-up) and the steady round's ratio to the allreduce. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hv.h"
+#include "hv_mpi.h"
+
+static int fail(const char *what, hv_result_t rc) {
+  fprintf(stderr, "negotiation_sim: %s: %s (%s)\n", what, hv_strerror(rc), hv_comm_last_error(NULL));
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  const int iters = argc > 1 ? atoi(argv[1]) : 10;
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hv_comm_t *comm = NULL;
+  hv_result_t rc = hv_init_from_mpi(MPI_COMM_WORLD, &comm);
+  if (rc != HV_SUCCESS) return fail("hv_init_from_mpi", rc);
+  float none = 0;
+  double t_steady = 0, t_miss = 0, t_mpi = 0;
+  for (int phase = 0; phase < 2; phase++) { /* 0: warm-up (caches the name), 1: timed */
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+      if ((rc = hv_allreduce(comm, "steady", &none, &none, 0, HV_FLOAT32, HV_SUM, NULL)) != HV_SUCCESS)
+        return fail("hv_allreduce", rc);
+    double t1 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+      if ((rc = hv_barrier(comm)) != HV_SUCCESS) return fail("hv_barrier", rc);
+    double t2 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+      uint64_t x = (uint64_t)rank;
+      MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    }
+    double t3 = MPI_Wtime();
+    t_steady = (t1 - t0) / iters, t_miss = (t2 - t1) / iters, t_mpi = (t3 - t2) / iters;
+  }
+  if (rank == 0)
+    printf("ranks %d steady_us %.2f miss_us %.2f mpi_allreduce8_us %.2f steady/mpi %.2f miss/mpi %.2f\n", size,
+           t_steady * 1e6, t_miss * 1e6, t_mpi * 1e6, t_steady / t_mpi, t_miss / t_mpi);
+  rc = hv_shutdown(comm);
+  MPI_Finalize();
+  return rc == HV_SUCCESS ? 0 : 1;
+}
