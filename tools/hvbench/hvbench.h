@@ -119,6 +119,7 @@ typedef struct bench_buffers {
   void **recv; /* [tensors] */
   size_t send_bytes, recv_bytes;
   size_t alloc_send_bytes, alloc_recv_bytes; /* as allocated (the largest size) */
+  int shared; /* simulated timing run: SMPI shared buffers, values meaningless (bench_data.c) */
   void **dev_send, **dev_recv; /* [tensors], NULL on the CPU */
 } bench_buffers_t;
 
