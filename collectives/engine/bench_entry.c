@@ -11,5 +11,5 @@ hv_result_t hv_bench_allreduce_algorithm(hv_comm_t *comm, const char *algo, void
   if (a >= 0)
     return hv__allreduce_run(&comm->bench_algo, (hv__algo_t)a, buf, count, dtype, op == HV_AVERAGE ? HV_SUM : op,
                              NULL);
-  return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "unknown algorithm '%s' (ring, rd, mpi, auto)", algo);
+  return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "unknown algorithm '%s' (auto, ring, rd, rab, 2d, mpi, hier, shm)", algo);
 }

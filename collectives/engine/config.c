@@ -95,7 +95,7 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
     if (parse_seconds(v, &c->timeout_s)) BAD("HV_TIMEOUT", "seconds, 0 to wait forever");
   if ((v = getenv("HV_ALLREDUCE_ALGO")) && *v) {
     const int algo = hv__algo_from_name(v);
-    if (algo < 0) BAD("HV_ALLREDUCE_ALGO", "auto, ring, rd, mpi, hier or shm");
+    if (algo < 0) BAD("HV_ALLREDUCE_ALGO", "auto, ring, rd, rab, 2d, mpi, hier or shm");
     c->allreduce_algo = (hv__algo_t)algo;
   }
   if ((v = getenv("HV_HIERARCHICAL_ALLREDUCE")) && *v) {
