@@ -33,7 +33,8 @@ static int direct_run(bench_backend_t *self, const bench_case_t *c, bench_buffer
                       int in_place, char *err, size_t err_len) {
   direct_state_t *st = self->state;
   for (int t = 0; t < c->tensors; t++) {
-    if (!in_place) memcpy(b->recv[t], b->send[t], b->recv_bytes);
+    /* (A simulated timing run's shared buffers hold nothing worth copying.) */
+    if (!in_place && !b->shared) memcpy(b->recv[t], b->send[t], b->recv_bytes);
     hv_result_t rc = hv_bench_allreduce_algorithm(st->comm, algo_name(self->algo), b->recv[t],
                                                   c->param_count, c->dtype, c->op);
     if (rc != HV_SUCCESS) {
