@@ -1,7 +1,9 @@
-set terminal pngcairo size 1000,640
+set terminal pngcairo size 1000,640 noenhanced
 set output 'tools/sim/results/busbw-1024n.png'
 set logscale x 2
 set xlabel 'bytes'
+set format x '%.0s%cB'
+set xtics 4
 set ylabel 'bus bandwidth (GB/s)'
 set key left top
 set grid
