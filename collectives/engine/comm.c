@@ -120,6 +120,14 @@ static int cores_per_rank(int local_size) {
   return mine < share ? mine : share;
 }
 
+/* The fault watcher's two calls as the algorithm host's callbacks (owner: comm);
+ * fault.c, or fault_simulated.c in simulated builds, implements them. */
+static hv_result_t host_fault_poll(void *owner, hv__wait_watch_t *ww, double waited_us, const char *what) {
+  return hv__fault_poll(owner, ww, waited_us, what);
+}
+
+static void host_stopped_note(void *owner, char *out, size_t len) { hv__fault_stopped_note(owner, out, len); }
+
 /* What the algorithms see of this communicator: its error sink, rank, settings and
  * the fault watcher's two callbacks (algo/host.h). */
 static void host_init(hv_comm_t *comm) {
@@ -131,8 +139,8 @@ static void host_init(hv_comm_t *comm) {
   host->ring_chunk_bytes = comm->config.ring_chunk_bytes;
   host->small_allreduce_bytes = comm->config.small_allreduce_bytes;
   host->hierarchical = comm->config.hierarchical;
-  host->fault_poll = hv__fault_poll_host;
-  host->stopped_note = hv__fault_stopped_note_host;
+  host->fault_poll = host_fault_poll;
+  host->stopped_note = host_stopped_note;
   host->owner = comm;
 }
 

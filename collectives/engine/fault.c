@@ -415,9 +415,3 @@ int hv__fault_shutdown_why(hv_comm_t *comm, char *out, size_t len) {
              comm->hosts[f->shutdown_by]);
   return 1;
 }
-
-hv_result_t hv__fault_poll_host(void *owner, hv__wait_watch_t *ww, double waited_us, const char *what) {
-  return hv__fault_poll(owner, ww, waited_us, what);
-}
-
-void hv__fault_stopped_note_host(void *owner, char *out, size_t len) { hv__fault_stopped_note(owner, out, len); }

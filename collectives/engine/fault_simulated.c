@@ -22,16 +22,10 @@ hv_result_t hv__fault_poll(hv_comm_t *comm, hv__wait_watch_t *ww, double waited_
   return HV_SUCCESS;
 }
 
-hv_result_t hv__fault_poll_host(void *owner, hv__wait_watch_t *ww, double waited_us, const char *what) {
-  return hv__fault_poll(owner, ww, waited_us, what);
-}
-
 void hv__fault_stopped_note(hv_comm_t *comm, char *out, size_t len) {
   (void)comm;
   if (len) out[0] = '\0';
 }
-
-void hv__fault_stopped_note_host(void *owner, char *out, size_t len) { hv__fault_stopped_note(owner, out, len); }
 
 void hv__fault_report(hv_comm_t *comm, hv_result_t failure) { (void)comm, (void)failure; }
 

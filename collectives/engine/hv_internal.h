@@ -179,9 +179,6 @@ void hv__fault_free(hv_comm_t *comm);
  * HV_ERR_STALLED past HV_STALL_SHUTDOWN_TIME, with the error of another rank's notice
  * (the first error wins), and warns past HV_STALL_CHECK_TIME. `what` names the wait. */
 hv_result_t hv__fault_poll(hv_comm_t *comm, hv__wait_watch_t *ww, double waited_us, const char *what);
-/* The same two as the algorithm host's callbacks (owner: the hv_comm_t). */
-hv_result_t hv__fault_poll_host(void *owner, hv__wait_watch_t *ww, double waited_us, const char *what);
-void hv__fault_stopped_note_host(void *owner, char *out, size_t len);
 /* "; rank Q on host H (pid P) is stopped (...)" for a stopped peer of this host, or "". */
 void hv__fault_stopped_note(hv_comm_t *comm, char *out, size_t len);
 /* Engine thread, after `failure` stopped it and its line is logged: when the cause is a

@@ -64,12 +64,11 @@ static void host_init(rank_env_t *env, int rank) {
 }
 
 /* Wires the hierarchy once the three contexts exist. */
-static void link_contexts(rank_env_t *env, int nodes) {
+static void link_contexts(rank_env_t *env) {
   env->all.local = &env->local;
   env->all.cross = &env->cross;
   env->all.uniform_nodes = 1;
   env->all.shm = env->has_shm ? &env->shm : NULL;
-  (void)nodes;
 }
 
 /* ---- values: tests/collectives/test_util.h's elements and inputs (check.h's
@@ -327,7 +326,7 @@ static void *local_rank_main(void *arg) {
     hv__shm_attach(&env->shm, &env->host, job->node_memory[node], lr, job->per_node, SHM_SLOT);
     env->has_shm = 1;
   }
-  link_contexts(env, job->nodes);
+  link_contexts(env);
   run_cases(env, job->nodes);
   hv__shm_destroy(&env->shm);
   hv__algo_ctx_free(&env->all);
@@ -394,7 +393,7 @@ static int run_mpi(int *argc, char ***argv, int per_node) {
    * simulator): the platform's intra-node link carries the node phases. */
   env->has_shm = !HV_SIMULATED && per_node > 1 && hv__shm_create(&env->shm, &env->host, local, SHM_SLOT) == HV_SUCCESS;
   EXPECT(HV_SIMULATED || per_node == 1 || env->has_shm, "rank %d: no shared memory for the node", rank);
-  link_contexts(env, size / per_node);
+  link_contexts(env);
   run_cases(env, size / per_node);
   hv__shm_destroy(&env->shm);
   hv__algo_ctx_free(&env->all);
