@@ -302,6 +302,8 @@ void hv__fault_report(hv_comm_t *comm, hv_result_t failure) {
   if (f->kind == NOTICE_NONE && failure == HV_ERR_TIMEOUT) f->kind = NOTICE_TIMEOUT, f->subject = stopped_peer(comm);
   if (f->kind == NOTICE_NONE) return; /* a local error (memory, MPI): nothing others can use */
   if (f->kind == NOTICE_TIMEOUT && f->origin < 0) f->origin = comm->rank;
+  static const char *const kind_names[NOTICE_KINDS] = {"none", "lost", "stalled", "timeout"};
+  hv__fault_record(comm, kind_names[f->kind], f->subject);
   int n = comm->size, nsends = 0, subject = f->subject;
   long long tag = (long long)(f->origin + 1) * (n + 1) + (subject + 1);
   if (tag > f->tag_ub) tag = subject + 1;

@@ -199,6 +199,8 @@ int hv__fault_shutdown_why(hv_comm_t *comm, char *out, size_t len);
 /* The names of the requests still on the execution list (with_exec), pending, and in
  * `queued` (a list by ->next), quoted and comma-separated into out; returns how many.
  * Engine thread only (and comm->mutex held when `queued` is the communicator's queue). */
+/* For hvrun --restarts: records why the engine stopped (fault_record.c). */
+void hv__fault_record(const hv_comm_t *comm, const char *kind, int subject);
 size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_exec, const struct hv_handle *queued);
 
 
