@@ -17,6 +17,7 @@
  * 0 first) and HV_RUN_DIR in its environment, so it can resume. mpirun is given a
  * grace period once a rank has failed, and is terminated if it does not end. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -298,6 +299,26 @@ static int probe_hosts(const hvrun_opts_t *o, host_list_t *hosts, const char *se
   return failed;
 }
 
+/* Removes this node's peer checkpoints of the run (/dev/shm/hv-peer-<run>/, written by
+ * programs such as cifar_ddp for the relaunches: workloads/cifar/cifar_peer.h), which a
+ * job that did not finish leaves behind. */
+static void remove_peer_copies(const char *dir) {
+  const char *base = strrchr(dir, '/');
+  base = base && base[1] ? base + 1 : dir;
+  char peer[PATH_MAX + 32], path[PATH_MAX + 300];
+  snprintf(peer, sizeof peer, "/dev/shm/hv-peer-%s", base);
+  DIR *d = opendir(peer);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+      snprintf(path, sizeof path, "%s/%s", peer, e->d_name);
+      unlink(path);
+    }
+  closedir(d);
+  rmdir(peer);
+}
+
 /* Removes what a self-made run directory holds (files of one level of attempts). */
 static void remove_run_dir(const char *dir, int attempts, int np_max) {
   char path[PATH_MAX + 96];
@@ -423,6 +444,7 @@ int restart_supervise(const hvrun_opts_t *o) {
             o->restarts, v.what, next_np, next_np == 1 ? "" : "s", hosts.listed ? spec : self_host, attempt + 1);
     np = next_np;
   }
+  remove_peer_copies(dir);
   if (own_dir) remove_run_dir(dir, attempt + 1, o->np);
   return code;
 }
