@@ -33,8 +33,8 @@
 
 #define MAX_HOSTS 4096
 /* After the first failed rank, how long mpirun may take to tear the job down (mpirun
- * itself needs about a second; an unreachable node can hold it much longer). */
-#define TEARDOWN_GRACE_S 20.0
+ * itself needs about a second; a node it cannot reach holds it until killed). */
+#define TEARDOWN_GRACE_S 10.0
 /* How long one host's probe may take (daemon start over ssh/srun, MPI_Init, 1 rank). */
 #define PROBE_TIMEOUT_S 15.0
 
