@@ -9,7 +9,9 @@
  *  - checkpoints: truncated, padded to 1 GiB (sparse), a header claiming 2^61
  *    parameters, a momentum flag that is neither 0 nor 1;
  * each read runs in a child whose address space is limited to what it has plus 96 MiB
- * (ulimit -v), where reading the body first would fail with "out of memory" instead. */
+ * (ulimit -v), where reading the body first would fail with "out of memory" instead.
+ * Also dataset_check_pair: training and test sets of another shape, other classes, a
+ * test label beyond the training classes, each named with both sets and values. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -287,12 +289,35 @@ static void test_checkpoint(void) {
   model_free(g_model);
 }
 
+/* ---- training and test sets agree ---------------------------------------------- */
+
+static void test_pair(void) {
+  uint8_t px[4 * 28 * 28] = {0}, lab[4] = {1, 2, 3, 9};
+  dataset_t tr = {4, 1, 28, 28, 10, px, lab}, te = {4, 1, 14, 14, 10, px, lab};
+  char err[512] = "";
+  CHECK(dataset_check_pair(&tr, "a/train", &tr, "a/test", err, sizeof err) == 0, "%s", err);
+  CHECK(dataset_check_pair(&tr, "a/train", &te, "a/t10k", err, sizeof err) == -1);
+  CHECK_CONTAINS(err, "training set a/train has 1x28x28 images, test set a/t10k has 1x14x14");
+  te = tr, te.c = 3;
+  CHECK(dataset_check_pair(&tr, "a/train", &te, "a/t10k", err, sizeof err) == -1);
+  CHECK_CONTAINS(err, "test set a/t10k has 3x28x28");
+  te = tr, te.num_classes = 100;
+  CHECK(dataset_check_pair(&tr, "a/train", &te, "a/t10k", err, sizeof err) == -1);
+  CHECK_CONTAINS(err, "training set a/train has 10 classes, test set a/t10k has 100");
+  /* Labels beyond the training set's classes (a reader that let them through). */
+  uint8_t bad[4] = {1, 2, 12, 3};
+  te = tr, te.labels = bad;
+  CHECK(dataset_check_pair(&tr, "a/train", &te, "a/t10k", err, sizeof err) == -1);
+  CHECK_CONTAINS(err, "test set a/t10k: label 12 of image 2 is outside the 10 classes (0..9)");
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/hv_input_limits_XXXXXX");
   if (!mkdtemp(tmpdir)) return 2;
   test_mnist();
   test_cifar();
   test_checkpoint();
+  test_pair();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
