@@ -10,8 +10,9 @@
  *    parameters, a momentum flag that is neither 0 nor 1;
  * each read runs in a child whose address space is limited to what it has plus 96 MiB
  * (ulimit -v), where reading the body first would fail with "out of memory" instead.
- * Also dataset_check_pair: training and test sets of another shape, other classes, a
- * test label beyond the training classes, each named with both sets and values. */
+ * Also: dataset_check_pair (train/test shape, classes, labels) and the trainer's HV_*
+ * settings, refused by model_finalize with the variable, the value and the range
+ * (garbage, trailing characters, blanks, negative, zero, beyond the range, overflow). */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -311,6 +312,56 @@ static void test_pair(void) {
   CHECK_CONTAINS(err, "test set a/t10k: label 12 of image 2 is outside the 10 classes (0..9)");
 }
 
+/* ---- the trainer's HV_* settings ---------------------------------------------- */
+
+/* model_finalize under name=value: 0 built, -1 refused (message in err). */
+static int build_with(const char *name, const char *value, char *err, size_t errlen) {
+  setenv(name, value, 1);
+  model_t *m = model_create(1, 8, 8);
+  int id = model_add_conv2d(m, "conv", -1, 16, 3, 1, 1, 1);
+  model_add_linear(m, "out", id, 3, 1);
+  const int rc = model_finalize(m, 2, INIT_PYTORCH_DEFAULT, 1);
+  snprintf(err, errlen, "%s", rc ? m->err : "");
+  model_free(m);
+  unsetenv(name);
+  return rc;
+}
+
+static void test_settings(void) {
+  static const struct {
+    const char *name, *value, *want; /* want NULL: accepted */
+  } cases[] = {
+      {"HV_CONV_WS_KB", "64", NULL},
+      {"HV_CONV_WS_KB", "16777216", NULL},
+      {"HV_CONV_WS_KB", "12abc", "HV_CONV_WS_KB='12abc' is not valid: expected KiB of convolution "
+                                 "workspace, a whole number from 1 to 16777216"},
+      {"HV_CONV_WS_KB", "-5", "HV_CONV_WS_KB='-5' is not valid"},
+      {"HV_CONV_WS_KB", "0", "HV_CONV_WS_KB='0' is not valid"},
+      {"HV_CONV_WS_KB", "16777217", "HV_CONV_WS_KB='16777217' is not valid"},
+      {"HV_CONV_WS_KB", "99999999999999999999", "HV_CONV_WS_KB='99999999999999999999' is not valid"},
+      {"HV_CONV_WS_KB", " 64", "HV_CONV_WS_KB=' 64' is not valid"},
+      {"HV_CONV_WS_KB", "1e3", "HV_CONV_WS_KB='1e3' is not valid"},
+      {"HV_LAYOUT", "nchw", NULL},
+      {"HV_LAYOUT", "auto", NULL},
+      {"HV_LAYOUT", "NCHW ", "HV_LAYOUT='NCHW ' is not valid: expected auto or nchw"},
+      {"HV_CONV", "im2col", NULL},
+      {"HV_CONV", "cudnn", "HV_CONV='cudnn' is not valid: expected auto, dnnl or im2col"},
+      {"HV_CONV_ALGO", "winograd", NULL},
+      {"HV_CONV_ALGO", "fast", "HV_CONV_ALGO='fast' is not valid: expected auto, direct or winograd"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char err[512];
+    const int rc = build_with(cases[i].name, cases[i].value, err, sizeof err);
+    if (!cases[i].want) {
+      CHECK(rc == 0, "%s='%s' refused: %s", cases[i].name, cases[i].value, err);
+    } else {
+      CHECK(rc == -1, "%s='%s' accepted", cases[i].name, cases[i].value);
+      CHECK(strstr(err, cases[i].want) != NULL, "%s='%s': '%s' not in: %s", cases[i].name,
+            cases[i].value, cases[i].want, err);
+    }
+  }
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/hv_input_limits_XXXXXX");
   if (!mkdtemp(tmpdir)) return 2;
@@ -318,6 +369,7 @@ int main(void) {
   test_cifar();
   test_checkpoint();
   test_pair();
+  test_settings();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

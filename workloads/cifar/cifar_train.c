@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "clock.h"
 #include "model_gpu.h"
 #include "models.h"
@@ -179,8 +180,10 @@ static void order_epoch(cifar_train_t *t) {
 static long long crash_step(void) {
   static long long v = -2;
   if (v == -2) {
+    /* main's check_env refused a bad value before training: parsed the same way. */
     const char *s = getenv("HV_CIFAR_CRASH_AT_STEP");
-    v = s && *s ? atoll(s) : -1;
+    if (!s || !*s || parse_int("HV_CIFAR_CRASH_AT_STEP", s, 0, (long long)1 << 40, &v, NULL, 0))
+      v = -1;
   }
   return v;
 }

@@ -23,6 +23,7 @@
 #include "nn_plan.h"
 #include "nn_report.h"
 #include "nn_sched.h"
+#include "settings.h"
 
 static int g_rank = 0;
 
@@ -159,7 +160,11 @@ int main(int argc, char **argv) {
   memset(&trd, 0, sizeof trd);
   memset(&ted, 0, sizeof ted);
   uint8_t ood[784];
-  int failed = load_data(&a, dir, &trd, &ted, err, sizeof err) != 0;
+  /* The trainer's HV_* settings first: a typo is named before any data is read, not
+   * at the first bootstrap's model. */
+  trainer_settings_t set;
+  int failed = trainer_settings_read(&set, err, sizeof err) != 0 ||
+               load_data(&a, dir, &trd, &ted, err, sizeof err) != 0;
   if (!failed) {
     if (a.ood_image)
       failed = nn_ood_load_pgm(a.ood_image, ood, err, sizeof err) != 0;
