@@ -5,6 +5,7 @@
 #include "file_read.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,9 @@ int file_stream_open(file_stream_t *s, const char *path, char *err, size_t errle
 }
 
 unsigned long long file_stream_capacity(const file_stream_t *s) {
-  return s->gzip ? s->bytes * FILE_GZIP_MAX_RATIO : s->bytes;
+  if (!s->gzip) return s->bytes;
+  return s->bytes > ULLONG_MAX / FILE_GZIP_MAX_RATIO ? ULLONG_MAX
+                                                     : s->bytes * FILE_GZIP_MAX_RATIO;
 }
 
 /* The message of a failed gzread, or 0 when the stream is sound. gzread reports a gzip
