@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "clock.h"
 #include "model_gpu.h"
 #include "models.h"
@@ -181,10 +182,15 @@ static long long crash_step(int *rank) {
   static long long v = -2;
   static int who = 0;
   if (v == -2) {
+    /* main's check_env refused a bad value before training: parsed the same way. */
     const char *s = getenv("HV_CIFAR_CRASH_AT_STEP"), *r = getenv("HV_CIFAR_CRASH_RANK"),
                *attempt = getenv("HV_RESTART");
-    v = s && *s && (!attempt || !strcmp(attempt, "0")) ? atoll(s) : -1;
-    who = r && *r ? atoi(r) : 0;
+    long long victim = 0;
+    if (!s || !*s || parse_int("HV_CIFAR_CRASH_AT_STEP", s, 0, (long long)1 << 40, &v, NULL, 0) ||
+        (attempt && strcmp(attempt, "0") != 0))
+      v = -1;
+    if (r && *r && parse_int("HV_CIFAR_CRASH_RANK", r, 0, 1 << 24, &victim, NULL, 0)) v = -1;
+    who = (int)victim;
   }
   *rank = who;
   return v;

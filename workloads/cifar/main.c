@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cifar_args.h"
 #include "cifar_ckpt.h"
 #include "cifar_data.h"
@@ -24,6 +25,7 @@
 #include "error_report.h"
 #include "hv.h"
 #include "model_gpu.h"
+#include "settings.h"
 
 enum { MAX_EPOCH_RECORDS = 10001 }; /* --epochs is at most 10000 */
 
@@ -37,6 +39,29 @@ static int launcher_rank(void) {
     const char *v = getenv(vars[i]);
     if (v && *v) return atoi(v);
   }
+  return 0;
+}
+
+/* The HV_* settings this program reads, strictly, before any data is loaded: the
+ * trainer's (settings.h), HV_PROGRESS, and the tests' HV_CIFAR_CRASH_AT_STEP and
+ * HV_CIFAR_CRASH_RANK. 0, or -1
+ * with one line naming the variable, the value and what is accepted. */
+static int check_env(char *err, size_t errlen) {
+  trainer_settings_t set;
+  if (trainer_settings_read(&set, err, errlen)) return -1;
+  const char *progress = getenv("HV_PROGRESS");
+  if (progress && *progress && strcmp(progress, "bar") && strcmp(progress, "lines") &&
+      strcmp(progress, "auto")) {
+    snprintf(err, errlen, "HV_PROGRESS='%s' is not valid: expected auto, bar or lines", progress);
+    return -1;
+  }
+  const char *crash = getenv("HV_CIFAR_CRASH_AT_STEP");
+  long long step;
+  if (crash && *crash &&
+      parse_int("HV_CIFAR_CRASH_AT_STEP", crash, 0, (long long)1 << 40, &step, err, errlen))
+    return -1;
+  const char *victim = getenv("HV_CIFAR_CRASH_RANK");
+  if (victim && *victim && parse_int("HV_CIFAR_CRASH_RANK", victim, 0, 1 << 24, &step, err, errlen)) return -1;
   return 0;
 }
 
@@ -153,7 +178,9 @@ int main(int argc, char **argv) {
   }
 
   cifar_data_t data;
-  int ok = cifar_data_load(a.dataset, a.data_dir, &data, err, sizeof err) == 0 &&
+  memset(&data, 0, sizeof data);
+  int ok = check_env(err, sizeof err) == 0 &&
+           cifar_data_load(a.dataset, a.data_dir, &data, err, sizeof err) == 0 &&
            cifar_data_limit(&data, a.train_size, a.test_size, err, sizeof err) == 0;
   if (!all_ok(comm, ok, err)) {
     cifar_data_free(&data);

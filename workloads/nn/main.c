@@ -23,6 +23,7 @@
 #include "nn_plan.h"
 #include "nn_report.h"
 #include "nn_sched.h"
+#include "settings.h"
 
 static int g_rank = 0;
 
@@ -67,11 +68,17 @@ static int images_make(const dataset_t *ds, int n, nn_images_t *out) {
 
 static int load_data(const nn_args_t *a, const char *dir, dataset_t *tr, dataset_t *te,
                      char *err, size_t errlen) {
+  char tr_images[4096], te_images[4096], labels[4096];
+  if (dataset_mnist_paths(dir, "train", tr_images, labels, sizeof labels, err, errlen) ||
+      dataset_mnist_paths(dir, "test", te_images, labels, sizeof labels, err, errlen))
+    return -1;
   if (dataset_load_mnist(dir, "train", tr, err, errlen) != 0) return -1;
   if (dataset_load_mnist(dir, "test", te, err, errlen) != 0) return -1;
-  if (tr->c != 1 || tr->h != 28 || tr->w != 28 || te->c != 1 || te->h != 28 || te->w != 28) {
-    snprintf(err, errlen, "%s: images are %dx%dx%d, the network needs 1x28x28", dir, tr->c,
-             tr->h, tr->w);
+  /* The two sets agree first, so that a test set of another shape is named as such. */
+  if (dataset_check_pair(tr, tr_images, te, te_images, err, errlen)) return -1;
+  if (tr->c != 1 || tr->h != 28 || tr->w != 28) {
+    snprintf(err, errlen, "%.900s: images are %dx%dx%d, the network needs 1x28x28", tr_images,
+             tr->c, tr->h, tr->w);
     return -1;
   }
   if (a->train_size > tr->n || a->test_size > te->n) {
@@ -153,7 +160,11 @@ int main(int argc, char **argv) {
   memset(&trd, 0, sizeof trd);
   memset(&ted, 0, sizeof ted);
   uint8_t ood[784];
-  int failed = load_data(&a, dir, &trd, &ted, err, sizeof err) != 0;
+  /* The trainer's HV_* settings first: a typo is named before any data is read, not
+   * at the first bootstrap's model. */
+  trainer_settings_t set;
+  int failed = trainer_settings_read(&set, err, sizeof err) != 0 ||
+               load_data(&a, dir, &trd, &ted, err, sizeof err) != 0;
   if (!failed) {
     if (a.ood_image)
       failed = nn_ood_load_pgm(a.ood_image, ood, err, sizeof err) != 0;

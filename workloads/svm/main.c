@@ -100,9 +100,8 @@ int main(int argc, char **argv) {
   svm_set_t tr, te;
   memset(&tr, 0, sizeof tr);
   memset(&te, 0, sizeof te);
-  int failed = svm_data_load(dir, "train", a.train_size, &tr, err, sizeof err) != 0;
-  if (!failed && a.refit)
-    failed = svm_data_load(dir, "test", a.test_size, &te, err, sizeof err) != 0;
+  int failed = (a.refit ? svm_data_load_pair(dir, a.train_size, a.test_size, &tr, &te, err, sizeof err)
+                        : svm_data_load(dir, "train", a.train_size, &tr, err, sizeof err)) != 0;
   if (!failed && a.train_size > tr.n) {
     snprintf(err, sizeof err, "--train-size %d: %s has only %d training images", a.train_size,
              dir, tr.n);
