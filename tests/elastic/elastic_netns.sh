@@ -31,15 +31,28 @@ on_node0() {
     HV_TIMEOUT=5 HV_NS="$HV_NS" HV_NS_NET="$HV_NS_NET" "$@"
 }
 stamp() { while IFS= read -r l; do printf '%s %s\n' "$(date +%s.%N)" "$l"; done; }
+# supervise NAME ARGS...: hvrun ARGS on node 0, its lines time-stamped into $W/NAME.txt,
+# its exit code in $rc. A node cut off keeps its Open MPI daemon (as a dead node would
+# keep nothing): once hvrun has ended, what is left in node 1 is killed, so that the
+# daemon does not hold the output pipe open.
+supervise() {
+  local name=$1; shift
+  rm -f "$W/$name.rc"
+  ( timeout --signal=KILL 200 bash -c "$(declare -f on_node0); C='$C' N0='$N0' HV_NS='$HV_NS' HV_NS_NET='$HV_NS_NET' \
+      on_node0 '$B/bin/hvrun' $*" 2>&1; echo $? >"$W/$name.rc" ) | stamp >"$W/$name.txt" &
+  local pipe=$!
+  for _ in $(seq 2200); do [ -s "$W/$name.rc" ] && break; sleep 0.1; done
+  pids=$(ip netns pids "$N1" 2>/dev/null); [ -z "$pids" ] || kill -9 $pids 2>/dev/null
+  wait $pipe
+  rc=$(cat "$W/$name.rc" 2>/dev/null || echo none)
+}
 steps_in() { grep -c . "$1" 2>/dev/null || echo 0; }
 check() { # check NAME FILE REGEX
   grep -Eq -- "$3" "$2" && lib_ok "$1: /$3/" || { lib_bad "$1: no line matches /$3/"; grep -v '\] \[' "$2" | sed 's/^/    | /' | tail -40; }
 }
 
 # kill
-timeout --signal=KILL 150 bash -c "$(declare -f on_node0); C='$C' N0='$N0' HV_NS='$HV_NS' HV_NS_NET='$HV_NS_NET' on_node0 \
-  '$B/bin/hvrun' --restarts 1 -np 2 -H $N0:1,$N1:1 '$worker' --steps 200 --state '$W/kill' --kill-rank 1 --kill-step 60" 2>&1 | stamp >"$W/kill.txt"
-rc=${PIPESTATUS[0]}
+supervise kill --restarts 1 -np 2 -H $N0:1,$N1:1 "'$worker'" --steps 200 --state "'$W/kill'" --kill-rank 1 --kill-step 60
 [ "$rc" = 0 ] && lib_ok "kill: exit 0" || { lib_bad "kill: exit $rc"; grep -v '\] \[' "$W/kill.txt" | tail -30; }
 check kill "$W/kill.txt" " hvrun: restart 1 of 1: lost rank 1 on host $N1 \(killed by signal 9\); relaunching 2 ranks on $N0:1,$N1:1 "
 check kill "$W/kill.txt" " DONE steps=200 restart=1 size=2$"
@@ -54,9 +67,7 @@ lose_node() { # FILE: waits for 40 steps, then cuts node 1 off
 }
 rm -f "$W/loss"
 lose_node "$W/loss" &
-timeout --signal=KILL 200 bash -c "$(declare -f on_node0); C='$C' N0='$N0' HV_NS='$HV_NS' HV_NS_NET='$HV_NS_NET' on_node0 \
-  '$B/bin/hvrun' --restarts 1 --min-np 1 -np 2 -H $N0:1,$N1:1 '$worker' --steps 300 --state '$W/loss'" 2>&1 | stamp >"$W/loss.txt"
-rc=${PIPESTATUS[0]}
+supervise loss --restarts 1 --min-np 1 -np 2 -H $N0:1,$N1:1 "'$worker'" --steps 300 --state "'$W/loss'"
 wait
 ip -n "$N1" link set eth0 up
 [ "$rc" = 0 ] && lib_ok "node_loss: exit 0" || { lib_bad "node_loss: exit $rc"; grep -v '\] \[' "$W/loss.txt" | tail -30; }
@@ -69,9 +80,7 @@ echo "# node_loss: restart line $(awk -v a="$t_cut" -v b="$(grep -m1 ' hvrun: re
 # min_np: the same loss, but at least 2 ranks wanted
 rm -f "$W/minnp"
 lose_node "$W/minnp" &
-timeout --signal=KILL 200 bash -c "$(declare -f on_node0); C='$C' N0='$N0' HV_NS='$HV_NS' HV_NS_NET='$HV_NS_NET' on_node0 \
-  '$B/bin/hvrun' --restarts 1 --min-np 2 -np 2 -H $N0:1,$N1:1 '$worker' --steps 300 --state '$W/minnp'" 2>&1 | stamp >"$W/minnp.txt"
-rc=${PIPESTATUS[0]}
+supervise minnp --restarts 1 --min-np 2 -np 2 -H $N0:1,$N1:1 "'$worker'" --steps 300 --state "'$W/minnp'"
 wait
 ip -n "$N1" link set eth0 up
 [ "$rc" != 0 ] && lib_ok "min_np: exit $rc" || lib_bad "min_np: exit 0"

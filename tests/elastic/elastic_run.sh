@@ -6,6 +6,8 @@
 #   twice       killed on the first attempt and again at the first step of the restart
 #               (a failure during recovery): two restarts, the job completes
 #   exhausted   killed on every attempt: "restarts exhausted", non-zero exit, 2 attempts
+#   unmarked    a program that never said it resumes (restart_mark.h): relaunched, and
+#               hvrun warns that it starts over
 #   program     a rank exits with code 4 (its own error): not restarted, exit non-zero
 #   options     --restarts without -np, --min-np above -np, under a launcher: usage errors
 # Judged by exit codes and by the lines hvrun and the worker print; also the time from
@@ -45,6 +47,7 @@ has "^hvrun: restart 1 of 1: lost rank 1 on host [^ ]+ \(killed by signal 9\); r
 has "^RESUMED step=1[23] restart=1 size=3$"
 has "^DONE steps=30 restart=1 size=3$"
 has "^hvrun: the job finished after 1 restart$"
+count "did not say that it resumes" 0
 [ "$(grep -c . "$tmp/kill")" = 30 ] && lib_ok "kill: the state file holds 30 steps" || lib_bad "kill: state file: $(grep -c . "$tmp/kill") lines"
 
 run twice 0 "$hvrun" --restarts 2 -np 3 "$worker" --steps 20 --state "$tmp/twice" --kill-rank 2 --kill-step 8 --recovery-kill-rank 0
@@ -56,6 +59,10 @@ run exhausted 137 "$hvrun" --restarts 1 -np 2 "$worker" --steps 20 --state "$tmp
 has "^hvrun: restart 1 of 1: lost rank 0 on host [^ ]+ \(killed by signal 9\)"
 has "^hvrun: restarts exhausted \(1 of 1\): rank 0 on host [^ ]+ \(killed by signal 9\)$"
 count "^RESUMED " 1
+
+run unmarked 0 "$hvrun" --restarts 1 -np 2 "$worker" --steps 20 --state "$tmp/unmarked" --kill-rank 1 --kill-step 5 --no-mark
+has "^hvrun: warning: [^ ]*elastic_worker did not say that it resumes .*starts over and the work so far is lost$"
+count "^hvrun: warning: .*did not say that it resumes" 1
 
 run program 4 "$hvrun" --restarts 3 -np 2 "$worker" --steps 20 --state "$tmp/program" --exit-rank 1 --exit-step 3
 has "^hvrun: not restarting: rank 1 exited with code 4, and no rank or node was lost"

@@ -10,6 +10,7 @@
  *   --exit-rank R --exit-step S   rank R exits with code 4 at step S (a program error)
  *   --recovery-kill-rank R        on attempt 1, rank R raises SIGKILL as soon as it has
  *                                 resumed (a second failure during the recovery)
+ *   --no-mark                     does not tell hvrun that it resumes (restart_mark.h)
  * At the end rank 0 checks the state file holds every step exactly once, prints
  *   DONE steps=S restart=K size=N
  * and every rank exits 0. Any wrong sum or a bad state file exits 3. */
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "hv.h"
+#include "restart_mark.h"
 
 static int arg_int(int argc, char **argv, const char *name, int dflt) {
   for (int i = 1; i + 1 < argc; i++)
@@ -75,8 +77,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "elastic_worker: hv_init: %s: %s\n", hv_strerror(rc), hv_comm_last_error(NULL));
     return 3;
   }
-  int rank, size;
+  int rank, size, mark = 1;
+  for (int i = 1; i < argc; i++) mark &= strcmp(argv[i], "--no-mark") != 0;
   hv_comm_rank(comm, &rank);
+  if (rank == 0 && mark) restart_mark_resumable();
   hv_comm_size(comm, &size);
   /* Every rank resumes from rank 0's view of the state file. */
   int64_t resume[2] = {-1, 0};

@@ -332,6 +332,8 @@ static void remove_run_dir(const char *dir, int attempts, int np_max) {
     snprintf(path, sizeof path, "%s/attempt-%d", dir, a);
     rmdir(path);
   }
+  snprintf(path, sizeof path, "%s/resumable", dir);
+  unlink(path);
   rmdir(dir);
 }
 
@@ -410,7 +412,7 @@ int restart_supervise(const hvrun_opts_t *o) {
       if (attempt > 0) fprintf(stderr, "hvrun: the job finished after %d restart%s\n", attempt, attempt > 1 ? "s" : "");
       break;
     }
-    if (code == 0) code = 1;
+    if (code == 0 || killed) code = 1; /* not mpirun's own crash under our SIGTERM */
     if (interrupted) {
       fprintf(stderr, "hvrun: interrupted (signal %d): not restarting\n", (int)interrupted);
       break;
@@ -425,13 +427,20 @@ int restart_supervise(const hvrun_opts_t *o) {
         fprintf(stderr, "hvrun: not restarting: mpirun failed (exit %d) and no rank or node was lost\n", code);
       break;
     }
-    if (!v.what[0]) snprintf(v.what, sizeof v.what, "%s", v.faults ? "a peer stopped answering (see the ranks' lines above)"
-                                                                    : "mpirun ended the job");
+    /* Which hosts can still take part: asked before the verdict is said, so that a
+     * node whose ranks only timed out is named as the one lost. */
+    int lost_hosts = attempt < o->restarts && hosts.listed && hosts.nhosts > 1 ? probe_hosts(o, &hosts, self_host) : 0;
+    for (int h = 0; lost_hosts && h < hosts.nhosts; h++) {
+      size_t used = strlen(v.what);
+      if (hosts.hosts[h].failed && used + 96 < sizeof v.what)
+        snprintf(v.what + used, sizeof v.what - used, "%shost %s (unreachable)", used ? ", " : "", hosts.hosts[h].name);
+    }
+    if (!v.what[0]) snprintf(v.what, sizeof v.what, "%s", v.faults ? "a peer that stopped answering (the ranks' lines above name it)"
+                                                                    : "a rank, as mpirun ended the job");
     if (attempt >= o->restarts) {
       fprintf(stderr, "hvrun: restarts exhausted (%d of %d): %s\n", attempt, o->restarts, v.what);
       break;
     }
-    if (hosts.listed && hosts.nhosts > 1) probe_hosts(o, &hosts, self_host);
     int slots = hosts_slots(&hosts);
     int next_np = o->oversubscribe || !hosts.listed ? np : (slots < o->np ? slots : o->np);
     if (slots == 0 || next_np < (o->min_np > 0 ? o->min_np : 1)) {
@@ -440,6 +449,11 @@ int restart_supervise(const hvrun_opts_t *o) {
       break;
     }
     hosts_spec(&hosts, spec, sizeof spec);
+    char mark[PATH_MAX + 16];
+    snprintf(mark, sizeof mark, "%s/resumable", dir);
+    if (access(mark, F_OK) != 0)
+      fprintf(stderr, "hvrun: warning: %s did not say that it resumes (workloads/common/restart_mark.h): "
+                      "relaunched, it starts over and the work so far is lost\n", o->prog_argv[0]);
     fprintf(stderr, "hvrun: restart %d of %d: lost %s; relaunching %d rank%s on %s (HV_RESTART=%d)\n", attempt + 1,
             o->restarts, v.what, next_np, next_np == 1 ? "" : "s", hosts.listed ? spec : self_host, attempt + 1);
     np = next_np;

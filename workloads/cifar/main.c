@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "error_report.h"
 #include "hv.h"
+#include "restart_mark.h"
 #include "model_gpu.h"
 #include "settings.h"
 
@@ -198,8 +199,8 @@ int main(int argc, char **argv) {
   /* Resume: rank 0 reads the checkpoint; DDP's broadcast hands it to the others. A job
    * that hvrun --restarts relaunched (HV_RESTART > 0) resumes by itself: from the
    * newest peer checkpoint a node holds in memory, else from --checkpoint-dir. */
-  const char *restart_env = getenv("HV_RESTART");
-  const int restart = restart_env ? atoi(restart_env) : 0;
+  const int restart = restart_attempt();
+  if (rank0) restart_mark_resumable();
   cifar_peer_t peer;
   cifar_epoch_t *hist = calloc(MAX_EPOCH_RECORDS, sizeof *hist);
   int n_hist = 0, start_epoch = 0, first_step = 0, resumed = 0;
