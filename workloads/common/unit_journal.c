@@ -206,13 +206,45 @@ void unit_journal_close(unit_journal_t *j) {
 static void warn_line(unit_journal_warn_fn warn, void *ctx, const char *path, long line,
                       const char *what, int unit) {
   if (!warn) return;
-  char msg[4600];
+  char msg[9000];
   if (unit >= 0)
     snprintf(msg, sizeof msg, "%s line %ld: %s: the record of unit %d is not trusted", path, line,
              what, unit);
   else
     snprintf(msg, sizeof msg, "%s line %ld: %s: record not trusted", path, line, what);
   warn(ctx, msg);
+}
+
+static int is_value(const char *t) {
+  return (*t >= '0' && *t <= '9') || *t == '-' || *t == '+' || *t == '.';
+}
+
+/* The names of the items two configuration lines ("name value ... name value ...")
+ * differ in, comma-separated, into out. */
+static void config_diff(const char *a, const char *b, char *out, size_t len) {
+  char x[2048], y[2048], *sx, *sy;
+  snprintf(x, sizeof x, "%s", a);
+  snprintf(y, sizeof y, "%s", b);
+  out[0] = '\0';
+  const char *key = "", *last = "";
+  char *tx = strtok_r(x, " ", &sx), *ty = strtok_r(y, " ", &sy);
+  for (; tx && ty; tx = strtok_r(NULL, " ", &sx), ty = strtok_r(NULL, " ", &sy)) {
+    /* Names are the same in two lines of one layout: a token that differs is a value. */
+    const int value = is_value(tx) || strcmp(tx, ty) != 0;
+    if (strcmp(tx, ty) != 0) {
+      const char *name = value ? key : tx;
+      if (strcmp(name, last) != 0) {
+        size_t n = strlen(out);
+        snprintf(out + n, len - n, "%s%s", n ? ", " : "", name);
+        last = name;
+      }
+    }
+    if (!value) key = tx; /* a name, or a word value (then the next name follows) */
+  }
+  if (!out[0] || tx || ty) {
+    size_t n = strlen(out);
+    snprintf(out + n, len - n, "%sthe layout", n ? ", " : "");
+  }
 }
 
 /* One file: -1 (err set) when it belongs to another configuration or cannot be read. */
@@ -242,10 +274,13 @@ static int load_file(const char *path, const char *config, unit_journal_record_f
         break;
       }
       if (strcmp(line + m, config) != 0) {
+        char diff[512];
+        config_diff(line + m, config, diff, sizeof diff);
         snprintf(err, errlen,
-                 "the journal %s was written by another configuration (journal: '%s'; this "
-                 "run: '%s'): it is not mixed in; remove it or choose another --results",
-                 path, line + m, config);
+                 "the journal %s was written by another configuration (it differs in: %s; "
+                 "journal: '%s'; this run: '%s'): it is not mixed in; remove it or choose "
+                 "another --results",
+                 path, diff, line + m, config);
         rc = -1;
         break;
       }
