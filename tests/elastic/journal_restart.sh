@@ -1,8 +1,9 @@
 #!/bin/bash
 # journal_restart.sh BUILD svm|nn: mnist_svm or mnist_nn relaunched after a lost rank
 # (issue 21), on the shipped MNIST subset cut to a few hundred images:
-#   restart   hvrun --restarts 1 -np 2, rank 1 SIGKILLs itself after journalling 2 units
-#             (HV_SVM_CRASH_AFTER_UNITS / HV_NN_CRASH_AFTER_BOOTSTRAPS): exit 0, hvrun's
+#   restart   hvrun --restarts 1 -np 2, rank 1 SIGKILLs itself after journalling 2 grid
+#             units (HV_SVM_CRASH_AFTER_UNITS) or 1 bootstrap (HV_NN_CRASH_AFTER_BOOTSTRAPS,
+#             early: the other rank takes bootstraps as it frees up): exit 0, hvrun's
 #             restart line, "restart 1: K of N ... kept from the journal" with K > 0, the
 #             reported results byte-identical to an uninterrupted 2-rank run, and every
 #             unit's journalled numbers (timings and the rank aside) identical too
@@ -24,7 +25,7 @@ case $what in
           --log-gamma-min -3.5 --log-gamma-max -2.5 --no-plots 3)
     OTHER=(--seed 2)
     FILES="cv_errors.csv grid.csv folds.csv"
-    CRASH=HV_SVM_CRASH_AFTER_UNITS; CRASH_RANK=HV_SVM_CRASH_RANK
+    CRASH=HV_SVM_CRASH_AFTER_UNITS; CRASH_RANK=HV_SVM_CRASH_RANK; AFTER=2
     KEPT="grid units kept from the journal"; N=27
     # unit <u> <errors> <cpu seconds> <crc>: the errors
     strip() { awk '{ print $1, $2, $3 }'; } ;;
@@ -33,11 +34,11 @@ case $what in
     ARGS=(--train-size 200 --test-size 100 --plot-first 2 --folds 3 --max-epochs 1 --seed 11
           --conv-min 2 --conv-max 5 --kernel-min 3 --kernel-max 6 --hidden-min 16 --hidden-max 33
           --log-lr-min -2 --log-lr-max -1.5 --log-momentum-min -0.5 --log-momentum-max -0.1
-          --no-plots 6 2)
+          --no-plots 8 2)
     OTHER=(--seed 12)
     FILES="models.csv search.csv predictions.csv"
-    CRASH=HV_NN_CRASH_AFTER_BOOTSTRAPS; CRASH_RANK=HV_NN_CRASH_RANK
-    KEPT="bootstraps kept from the journal"; N=6
+    CRASH=HV_NN_CRASH_AFTER_BOOTSTRAPS; CRASH_RANK=HV_NN_CRASH_RANK; AFTER=1
+    KEPT="bootstraps kept from the journal"; N=8
     # 2 settings: fields 3-14 settings and CV errors, 15-16 best and epochs, 17 the rank,
     # 18-19 train and test error, 20 seconds, then the probabilities, then the crc
     strip() { awk '{ $17 = ""; $20 = ""; $NF = ""; print }'; } ;;
@@ -59,7 +60,7 @@ t0=$(date +%s%N)
 mpirun_n 2 "$prog" --results ra "${ARGS[@]}" >a.txt 2>&1 || { lib_bad "uninterrupted run: exit $?"; tail a.txt; }
 
 # restart: through hvrun --restarts
-env "$CRASH=2" "$CRASH_RANK=1" timeout --signal=KILL 200 "$B/bin/hvrun" --restarts 1 -np 2 \
+env "$CRASH=$AFTER" "$CRASH_RANK=1" timeout --signal=KILL 200 "$B/bin/hvrun" --restarts 1 -np 2 \
   "$prog" --results rb "${ARGS[@]}" >b.txt 2>&1
 rc=$?
 [ "$rc" = 0 ] && lib_ok "restart: exit 0 after one restart" || { lib_bad "restart: exit $rc"; grep -v '^\[' b.txt | tail -30; }
@@ -74,7 +75,7 @@ same_results ra rb restart
 
 # damaged: one checksum broken, one last line cut; resumed on another world size
 cp -r rb rd
-f2=rd/journal/attempt-0-rank-1.txt   # the killed rank's: its 2 units, the last one to be cut
+f2=rd/journal/attempt-0-rank-1.txt   # the killed rank's: its last unit to be cut
 f1=
 for f in rd/journal/*.txt; do [ "$f" != "$f2" ] && sed -n 2p "$f" | grep -q '^unit ' && { f1=$f; break; }; done
 u1=$(sed -n '2s/^unit \([0-9]*\) .*/\1/p' "$f1")
