@@ -19,10 +19,12 @@
 #include "hv.h"
 #include "nn_args.h"
 #include "nn_boot.h"
+#include "nn_journal.h"
 #include "nn_ood.h"
 #include "nn_plan.h"
 #include "nn_report.h"
 #include "nn_sched.h"
+#include "restart_mark.h"
 #include "settings.h"
 
 static int g_rank = 0;
@@ -217,15 +219,32 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
 
+  /* ---- the journal: a relaunched job (HV_RESTART > 0) or --resume keeps the
+   * bootstraps finished before (nn_journal.h); only the rest are handed out ---- */
+  if (g_rank == 0) restart_mark_resumable(); /* for hvrun --restarts */
+  nn_journal_t nj;
+  nn_journal_tabs_t tabs = {settings, cv_err, itab, dtab, test_prob, extra_prob};
+  int *todo = malloc(sizeof(int) * (size_t)nb);
+  if (!todo) report_fatal("out of memory for the journal");
+  failed = nn_journal_load(&nj, &a, &tr, &te, ood, n_extra, g_rank, &tabs, err, sizeof err) != 0;
+  if (failed) report_error(err);
+  if (!all_ok(comm, "nn/journal_ok", failed)) {
+    hv_shutdown(comm);
+    return 1;
+  }
+  const int n_todo = nn_journal_combine(&nj, comm, a.results, todo, err, sizeof err);
+  if (n_todo < 0) report_fatal(err);
+
   /* ---- the search: bootstraps handed out dynamically ---- */
   nn_sched_t sched;
-  if (nn_sched_init(&sched, comm, nb, a.poll_ms / 1000.0)) report_fatal("out of memory for the scheduler");
+  if (nn_sched_init(&sched, comm, n_todo, a.poll_ms / 1000.0)) report_fatal("out of memory for the scheduler");
   nn_boot_cfg_t cfg = {&tr, &te, fold_of, a.folds, nt, a.space, a.seed,
                        {a.max_epochs, a.tolerance, a.batch, nn_sched_poll, &sched},
                        extra_x, n_extra, a.verbose};
   int my_failed = 0;
   char my_err[1024] = "";
-  for (int b; (b = nn_sched_next(&sched, my_failed)) >= 0;) {
+  for (int job; (job = nn_sched_next(&sched, my_failed)) >= 0;) {
+    const int b = todo[job];
     nn_boot_out_t o = {settings + (size_t)b * nt, cv_err + (size_t)b * nt, 0, 0, 0, 0,
                        test_prob + (size_t)b * te.n * 10, extra_prob + (size_t)b * n_extra * 10,
                        0};
@@ -242,6 +261,7 @@ int main(int argc, char **argv) {
     dtab[b * 3 + 0] = o.train_error;
     dtab[b * 3 + 1] = o.test_error;
     dtab[b * 3 + 2] = o.seconds;
+    nn_journal_add(&nj, b);
     {
       /* Each rank reports its own bootstraps as they finish. */
       const nn_hparams_t *h = &o.settings[o.best];
@@ -319,7 +339,8 @@ int main(int argc, char **argv) {
     free(best), free(epochs), free(rank_of), free(tre), free(tee), free(secs);
   }
   free(settings), free(hp_tab), free(cv_err), free(itab), free(dtab), free(test_prob);
-  free(extra_prob), free(extra_x), free(extra_px), free(fold_of);
+  free(extra_prob), free(extra_x), free(extra_px), free(fold_of), free(todo);
+  nn_journal_close(&nj);
   free(tr.x), free(tr.y), free(te.x), free(te.y);
   dataset_free(&trd);
   dataset_free(&ted);
