@@ -391,7 +391,7 @@ static int run_mpi(int *argc, char ***argv, int per_node) {
   EXPECT(hv__algo_ctx_init_mpi(&env->cross, &env->host, cross) == HV_SUCCESS, "cross context");
   /* Simulated ranks have no shared memory (their barrier would never yield to the
    * simulator): the platform's intra-node link carries the node phases. */
-  env->has_shm = !HV_SIMULATED && per_node > 1 && hv__shm_create(&env->shm, &env->host, local, SHM_SLOT) == HV_SUCCESS;
+  env->has_shm = !HV_SIMULATED && per_node > 1 && hv__shm_create(&env->shm, &env->host, local, SHM_SLOT, NULL, 0) == HV_SUCCESS;
   EXPECT(HV_SIMULATED || per_node == 1 || env->has_shm, "rank %d: no shared memory for the node", rank);
   link_contexts(env);
   run_cases(env, size / per_node);
