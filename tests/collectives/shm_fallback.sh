@@ -13,7 +13,8 @@
 #           allreduce)
 #   ro      a read-only /dev/shm: the region cannot even be created (EROFS)
 #   slot0   HV_SHM_SLOT_BYTES=0 on the real /dev/shm, 2 emulated nodes x 2 ranks: MPI
-#           carries the node phases, hv says why when asked, and warns of nothing
+#           carries the node phases, hv says why when asked, and warns of nothing;
+#           with HV_ALLREDUCE_ALGO=shm as well, hv_init refuses the contradiction
 #
 # The first three mount a tmpfs over /dev/shm in a private mount namespace (unshare
 # -m), never touching the machine's; where that is not permitted they skip (77).
@@ -96,6 +97,11 @@ slot0)
   HV_RANKS_PER_NODE=2 run "$@" --algos=auto@0,hier@0
   expect_warnings 0
   grep -q 'shared memory off: HV_SHM_SLOT_BYTES=0' "$out" || { echo "shm_fallback: the reason is not reported" >&2; exit 1; }
+  # Forcing the shared-memory allreduce while turning shared memory off is refused
+  # at hv_init, on every rank, naming both variables.
+  "$@" --algos=shm@0 >"$out" 2>&1 && { cat "$out"; echo "shm_fallback: HV_ALLREDUCE_ALGO=shm with HV_SHM_SLOT_BYTES=0 was accepted" >&2; exit 1; }
+  n=$(grep -c 'HV_ALLREDUCE_ALGO=shm needs shared memory, but HV_SHM_SLOT_BYTES=0 turns it off' "$out")
+  [ "$n" -eq 4 ] || { cat "$out"; echo "shm_fallback: $n of 4 ranks refused HV_ALLREDUCE_ALGO=shm with HV_SHM_SLOT_BYTES=0" >&2; exit 1; }
   ;;
 *)
   echo "shm_fallback: unknown mode $mode" >&2
