@@ -69,10 +69,17 @@ static hv_result_t shm_set_up(hv_comm_t *comm) {
   const hv__errors_t *errors = &comm->host.errors;
   char why[400] = "";
   int failed = 0;
-  if (HV_SIMULATED) snprintf(comm->shm_off, sizeof comm->shm_off, "simulated ranks have no shared memory");
-  else if (comm->local_size == 1) snprintf(comm->shm_off, sizeof comm->shm_off, "one rank on this node");
-  else if (comm->config.shm_slot_bytes == 0) snprintf(comm->shm_off, sizeof comm->shm_off, "HV_SHM_SLOT_BYTES=0");
-  else if (hv__shm_create(&comm->shm, &comm->host, comm->local, comm->config.shm_slot_bytes, why, sizeof why) !=
+  if (HV_SIMULATED) {
+    snprintf(comm->shm_off, sizeof comm->shm_off, "simulated ranks have no shared memory");
+    return HV_SUCCESS; /* on every rank alike: nothing to agree on */
+  }
+  if (comm->local_size == 1) snprintf(comm->shm_off, sizeof comm->shm_off, "one rank on this node");
+  else if (comm->config.shm_slot_bytes == 0) {
+    /* Asked for: no warning, but a line at info level and hv_comm_shm_status say so. */
+    snprintf(comm->shm_off, sizeof comm->shm_off, "HV_SHM_SLOT_BYTES=0");
+    if (comm->local_rank == 0)
+      HV_LOG(HV__LOG_INFO, "no shared memory (HV_SHM_SLOT_BYTES=0): intra-node traffic goes through MPI");
+  } else if (hv__shm_create(&comm->shm, &comm->host, comm->local, comm->config.shm_slot_bytes, why, sizeof why) !=
            HV_SUCCESS) {
     memset(&comm->shm, 0, sizeof comm->shm);
     failed = 1;
