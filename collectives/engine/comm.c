@@ -55,6 +55,63 @@ static void comm_destroy(hv_comm_t *comm) {
   free(comm);
 }
 
+/* Shared memory for the node phases of CPU allreduce; without it MPI carries them.
+ * Simulated ranks have none (their barrier would spin without yielding to the
+ * simulator): the platform's intra-node link carries the node phases.
+ *
+ * A failure (a /dev/shm too small for local ranks x HV_SHM_SLOT_BYTES, as in Docker's
+ * default 64 MiB; no /dev/shm) is not an error: MPI carries the node phases. But
+ * every node must then do without: the hierarchical allreduce's cross-node phase
+ * moves different pieces with shared memory and without, so nodes that disagree
+ * would deadlock. One rank per node says so, at the default log level, with the
+ * sizes and the fixes: it is a slowdown a user wants to hear of once, not per rank. */
+static hv_result_t shm_set_up(hv_comm_t *comm) {
+  const hv__errors_t *errors = &comm->host.errors;
+  char why[400] = "";
+  int failed = 0;
+  if (HV_SIMULATED) {
+    snprintf(comm->shm_off, sizeof comm->shm_off, "simulated ranks have no shared memory");
+    return HV_SUCCESS; /* on every rank alike: nothing to agree on */
+  }
+  if (comm->local_size == 1) snprintf(comm->shm_off, sizeof comm->shm_off, "one rank on this node");
+  else if (comm->config.shm_slot_bytes == 0) {
+    /* Asked for: no warning, but a line at info level and hv_comm_shm_status say so. */
+    snprintf(comm->shm_off, sizeof comm->shm_off, "HV_SHM_SLOT_BYTES=0");
+    if (comm->local_rank == 0)
+      HV_LOG(HV__LOG_INFO, "no shared memory (HV_SHM_SLOT_BYTES=0): intra-node traffic goes through MPI");
+  } else if (hv__shm_create(&comm->shm, &comm->host, comm->local, comm->config.shm_slot_bytes, why, sizeof why) !=
+           HV_SUCCESS) {
+    memset(&comm->shm, 0, sizeof comm->shm);
+    failed = 1;
+  }
+  /* The lowest rank of a failing node is its local rank 0 (the local communicator is
+   * ordered by rank), which holds the cause: it tells every node. */
+  struct { int failed, rank; } mine = {failed, comm->rank}, first;
+  HV_MPI_CHECK(errors, MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MAXLOC, comm->mpi));
+  if (!first.failed) return HV_SUCCESS;
+  HV_MPI_CHECK(errors, MPI_Bcast(why, sizeof why, MPI_CHAR, first.rank, comm->mpi));
+  hv__shm_destroy(&comm->shm);
+  const char *fix = "to use it, give /dev/shm more room (docker run --shm-size=..., or mount a larger tmpfs on "
+                    "/dev/shm) or lower HV_SHM_SLOT_BYTES; HV_SHM_SLOT_BYTES=0 turns shared memory off without "
+                    "this warning";
+  if (failed)
+    snprintf(comm->shm_off, sizeof comm->shm_off, "%s", why);
+  else
+    snprintf(comm->shm_off, sizeof comm->shm_off, "off on every node because of host %s (rank %d): %s",
+             comm->hosts[first.rank], first.rank, why);
+  if (comm->local_rank == 0 && comm->local_size > 1) {
+    if (failed)
+      HV_LOG(HV__LOG_WARNING, "no shared memory on host %s, so intra-node traffic goes through MPI (slower): %s; %s",
+             comm->hosts[comm->rank], why, fix);
+    else
+      HV_LOG(HV__LOG_WARNING,
+             "no shared memory on any node (every node must run the same algorithms), so intra-node traffic goes "
+             "through MPI (slower): on host %s (rank %d): %s; %s",
+             comm->hosts[first.rank], first.rank, why, fix);
+  }
+  return HV_SUCCESS;
+}
+
 /* Node membership: ranks sharing memory form the local communicator. For tests that
  * emulate several nodes on one machine, HV_RANKS_PER_NODE=k groups consecutive
  * ranks k by k instead. */
@@ -95,12 +152,7 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
     HV_LOG(HV__LOG_INFO, "nodes have from %d to %d ranks: hierarchical allreduce is off", -extremes[1], extremes[0]);
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_local, &comm->host, comm->local));
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_cross, &comm->host, comm->cross));
-  /* Shared memory for the node phases of CPU allreduce; without it MPI carries them.
-   * Simulated ranks have none (their barrier would spin without yielding to the
-   * simulator): the platform's intra-node link carries the node phases. */
-  if (!HV_SIMULATED && comm->local_size > 1 && comm->config.shm_slot_bytes > 0 &&
-      hv__shm_create(&comm->shm, &comm->host, comm->local, comm->config.shm_slot_bytes) != HV_SUCCESS)
-    memset(&comm->shm, 0, sizeof comm->shm);
+  HV_CHECK(shm_set_up(comm));
   hv__algo_ctx_t *ctxs[2] = {&comm->algo, &comm->bench_algo};
   for (int i = 0; i < 2; i++) {
     ctxs[i]->local = &comm->algo_local;
@@ -298,6 +350,26 @@ GETTER(hv_comm_cross_size, cross_size)
 hv_result_t hv_comm_compression(const hv_comm_t *comm, hv_compression_t *compression) {
   if (!comm || !compression) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_comm_compression: NULL argument");
   *compression = comm->config.compression;
+  return HV_SUCCESS;
+}
+
+hv_result_t hv_comm_allreduce_count(const hv_comm_t *comm, const char *algo, uint64_t *count) {
+  if (!comm || !algo || !count)
+    return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_comm_allreduce_count: NULL argument");
+  for (int id = HV__ALGO_RING; id < HV__NUM_RAN; id++)
+    if (strcmp(algo, hv__algo_name((hv__algo_t)id)) == 0) {
+      *count = atomic_load_explicit(&((hv_comm_t *)comm)->allreduce_runs[id], memory_order_relaxed);
+      return HV_SUCCESS;
+    }
+  return hv__set_error((hv_comm_t *)comm, HV_ERR_INVALID_ARGUMENT,
+                       "hv_comm_allreduce_count: unknown algorithm '%s' (shm, hier_shm, hier, ring, rd, rab, 2d, mpi)",
+                       algo);
+}
+
+hv_result_t hv_comm_shm_status(const hv_comm_t *comm, int *on, char *why, size_t len) {
+  if (!comm || !on) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_comm_shm_status: NULL argument");
+  *on = comm->shm.header != NULL;
+  if (why && len) snprintf(why, len, "%s", comm->shm_off);
   return HV_SUCCESS;
 }
 

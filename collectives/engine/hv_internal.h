@@ -156,6 +156,12 @@ struct hv_comm {
   size_t pieces_cap;
   struct hv__timeline *timeline;
   uint64_t round;
+  /* Allreduce batches reduced, by the algorithm that ran them (fusion.c); read from
+   * any thread by hv_comm_allreduce_count, hence atomic. */
+  _Atomic uint64_t allreduce_runs[HV__NUM_RAN];
+  /* Why the node's shared memory is off ("" when on, or not wanted): hvrun --check
+   * shows it (hv_comm_shm_status). */
+  char shm_off[512];
 };
 
 /* ---- errors (result.c) ---- */
