@@ -114,10 +114,10 @@ hv_result_t hv__execute_list(hv_comm_t *comm) {
     if (rc != HV_SUCCESS) {
       free(detail);
       return hv__exec_stop_at(comm, i, rc);
-    } else if (detail) {
-      hv__handle_complete(h, HV_ERR_INVALID_ARGUMENT, detail);
     } else {
-      hv__handle_complete(h, HV_SUCCESS, NULL);
+      /* Cleared first: once complete, the handle is its caller's to free (hv__exec_t). */
+      comm->exec[i].handle = NULL;
+      hv__handle_complete(h, detail ? HV_ERR_INVALID_ARGUMENT : HV_SUCCESS, detail);
     }
     i++;
   }
