@@ -16,7 +16,8 @@
 # FT_THREADS (3), i < FT_PER_PASS (60)): a name read from a request its thread has
 # already released shows up as '', raw bytes, or a crash of the rank (which the
 # launcher reports, and which leaves that rank's line missing). Sanitizer reports fail
-# the run too. Exit 0 when every repeat passes.
+# the run too. Exit 0 when every repeat passes. FT_KEEP=PREFIX keeps the output of a
+# failed try as PREFIX.TRY.
 set -u
 H=$(cd "$(dirname "$0")" && pwd)
 . "$H/../launch/launch_lib.sh"
@@ -57,9 +58,12 @@ for try in $(seq "$repeats"); do
     lib_bad "$label: $(grep -c '^READY ' "$out") of $n ranks READY"; sed 's/^/    | /' "$out" | tail -60
     continue
   fi
-  vpid=$(faults_field "$out" "$victim" pid); vhost=$(faults_field "$out" "$victim" host)
+  # (anywhere in a line: another rank's output may share it)
+  ready=$(grep -ao "READY rank=$victim size=[0-9]* pid=[0-9]* host=[^ ]*" "$out" | head -1)
+  vpid=$(printf '%s' "$ready" | sed -n 's/.* pid=\([0-9]*\) .*/\1/p'); vhost=${ready##* host=}
   if [ -z "$vpid" ]; then
-    lib_bad "$label: no READY line of rank $victim"; sed 's/^/    | /' "$out" | tail -40
+    lib_bad "$label: no READY line of rank $victim"; grep -a READY "$out" | sed 's/^/    | /'
+    [ -z "${FT_KEEP:-}" ] || cp "$out" "$FT_KEEP.$try"
     faults_wait_end "$out" "$(date +%s%N)"; continue
   fi
   t0=$(date +%s%N)
@@ -108,6 +112,7 @@ for try in $(seq "$repeats"); do
     lib_ok "$label: every surviving rank printed its line, all names valid (launch exit $FAULTS_RC, $(faults_sec "$FAULTS_LAST_MS") s)"
   else
     show
+    [ -z "${FT_KEEP:-}" ] || cp "$out" "$FT_KEEP.$try"
   fi
 done
 rm -f "$out"
