@@ -93,6 +93,11 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
                          -extremes[1], extremes[0]);
   if (!uniform)
     HV_LOG(HV__LOG_INFO, "nodes have from %d to %d ranks: hierarchical allreduce is off", -extremes[1], extremes[0]);
+  /* Checked against the largest node, which every rank knows: all fail alike. */
+  if (comm->config.shm_slot_bytes > 0 && extremes[0] > 1 && hv__shm_region_bytes(extremes[0], comm->config.shm_slot_bytes) == 0)
+    return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT,
+                         "HV_SHM_SLOT_BYTES=%zu x %d ranks on the largest node overflows size_t: use a smaller slot "
+                         "(the default is 4M)", comm->config.shm_slot_bytes, extremes[0]);
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_local, &comm->host, comm->local));
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_cross, &comm->host, comm->cross));
   /* Shared memory for the node phases of CPU allreduce; without it MPI carries them.
