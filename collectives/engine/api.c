@@ -179,8 +179,9 @@ hv_result_t hv_allreduce_async(hv_comm_t *comm, const char *name, const void *se
 }
 
 /* FNV-1a over the counts: ranks that split the same total into other tensors must not
- * agree (a reduction of misaligned elements would be silent garbage). */
-static uint64_t layout_hash(const hv_tensor_t *tensors, size_t n) {
+ * agree (a reduction of misaligned elements would be silent garbage). Shared with the
+ * GPU group (cuda_comm.c), which must refuse the same lists. */
+uint64_t hv__layout_hash(const hv_tensor_t *tensors, size_t n) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < n; i++) {
     uint64_t c = tensors[i].count;
@@ -213,7 +214,7 @@ hv_result_t hv_grouped_allreduce_async(hv_comm_t *comm, const char *name, const 
     }
     h->ntensors = n;
     h->meta.ntensors = n;
-    h->meta.layout = layout_hash(tensors, n);
+    h->meta.layout = hv__layout_hash(tensors, n);
   }
   return submit(comm, h, handle);
 }

@@ -204,6 +204,10 @@ int hv__fault_shutdown_why(hv_comm_t *comm, char *out, size_t len);
 size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_exec, const struct hv_handle *queued);
 
 
+/* A grouped allreduce's list of counts as one FNV-1a hash, never 0 (api.c): ranks that
+ * split the same total differently must not agree (CPU and GPU groups alike). */
+uint64_t hv__layout_hash(const hv_tensor_t *tensors, size_t n);
+
 /* ---- handles (handle.c) ---- */
 /* Completes a handle: records result/detail, wakes waiters, removes the name from the
  * in-flight set. Takes comm->mutex. */
