@@ -18,10 +18,14 @@
  * harness stopped or killed a rank): then the
  * thread prints FAILED rank=R thread=T: <hv_strerror>: <last error>, the program
  * shuts hv down and exits 3. --seconds (60) bounds a run whose fault never came
- * (exit 5). */
+ * (exit 5). A crash prints   CRASH rank=R signal=S addr=A   before the process dies
+ * of it: once the launcher has reported the killed rank it reports no other, and a
+ * survivor that crashes then would otherwise only be missing its line. */
 #include <mpi.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +54,28 @@ typedef struct {
   double *bc;     /* per_pass * BC_COUNT */
   hv_handle_t *h;
 } worker_t;
+
+/* Async-signal-safe: formats with no library call but write(). */
+static void on_crash(int sig, siginfo_t *info, void *ctx) {
+  (void)ctx;
+  char line[96], *p = line;
+  const char *head = "CRASH rank=";
+  while (*head) *p++ = *head++;
+  unsigned long vals[3] = {(unsigned long)rank, (unsigned long)sig, (unsigned long)(uintptr_t)info->si_addr};
+  const char *sep[3] = {" signal=", " addr=0x", "\n"};
+  for (int i = 0; i < 3; i++) {
+    char digits[24];
+    int n = 0, base = i == 2 ? 16 : 10;
+    unsigned long v = vals[i];
+    do digits[n++] = "0123456789abcdef"[v % (unsigned long)base], v /= (unsigned long)base; while (v);
+    while (n) *p++ = digits[--n];
+    for (const char *s = sep[i]; *s; s++) *p++ = *s;
+  }
+  if (write(1, line, (size_t)(p - line)) < 0) { /* nothing more to do in a crash */
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
 
 static void report_failure(int thread, int pass, hv_result_t rc) {
   if (atomic_exchange(&failed, 1) == 0) { /* one line per rank is enough for the harness */
@@ -168,6 +194,12 @@ int main(int argc, char **argv) {
   }
   t_start = now_s();
   hv_comm_rank(comm, &rank);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_crash;
+  sa.sa_flags = SA_SIGINFO;
+  sigaction(SIGSEGV, &sa, NULL);
+  sigaction(SIGBUS, &sa, NULL);
   hv_comm_size(comm, &size);
   worker_t w[MAX_THREADS];
   pthread_t tid[MAX_THREADS];

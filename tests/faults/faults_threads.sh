@@ -104,6 +104,8 @@ for try in $(seq "$repeats"); do
   died=$(grep -E "exited on signal|Segmentation fault|signal 11|SIGSEGV|SIGABRT" "$out" | grep -v "rank $victim " | head -3)
   [ "$mode" = kill ] && died=$(printf '%s\n' "$died" | grep -v "process rank $victim with PID" | grep . || true)
   [ -z "$died" ] || fail "a surviving rank died: $died"
+  crash=$(grep -ao "CRASH rank=[0-9]* signal=[0-9]* addr=0x[0-9a-f]*" "$out" | head -3)
+  [ -z "$crash" ] || fail "a rank crashed: $(echo $crash)"
   grep -Eq "^WRONG " "$out" && fail "wrong results: $(grep -m1 '^WRONG ' "$out")"
   san=$(grep -E "(ERROR|WARNING): (Address|Leak|Thread|UndefinedBehavior)Sanitizer|runtime error:" "$out" | head -3)
   [ -z "$san" ] || fail "sanitizer reports: $san"
