@@ -14,6 +14,8 @@
  * After pass 2 every rank prints   READY rank=R size=N pid=P host=H
  * and goes on until --passes passes are done, or with --until S until the ranks agree
  * (an allreduce 't<thread>/p<pass>/go' ending each pass) that S seconds have passed
+ * since their READY line (not since the start: a loaded machine may take seconds to
+ * get there, and the harness's fault comes after READY)
  * (then it prints DONE rank=R and exits 0), or until hv fails a request (the
  * harness stopped or killed a rank): then the
  * thread prints FAILED rank=R thread=T: <hv_strerror>: <last error>, the program
@@ -46,6 +48,7 @@ static double seconds = 60, until = 0, t_start;
 static atomic_int failed;      /* some thread saw hv fail a request */
 static atomic_int wrong;       /* some thread saw a wrong result */
 static atomic_int ready_count; /* threads past pass 2 */
+static _Atomic double t_ready;  /* when this rank printed READY, or 0 */
 
 typedef struct {
   int id;
@@ -155,6 +158,7 @@ static void *worker_main(void *arg) {
     if (p == 2 && atomic_fetch_add(&ready_count, 1) == nthreads - 1) {
       char host[64] = "";
       gethostname(host, sizeof host - 1);
+      atomic_store(&t_ready, now_s());
       printf("READY rank=%d size=%d pid=%ld host=%s\n", rank, size, (long)getpid(), host);
       fflush(stdout);
     }
@@ -163,7 +167,8 @@ static void *worker_main(void *arg) {
       /* Every rank must run as many passes: they agree when to stop. */
       char name[48];
       snprintf(name, sizeof name, "t%d/p%d/go", w->id, p);
-      int32_t over = now_s() - t_start >= until;
+      double ready = atomic_load(&t_ready);
+      int32_t over = ready > 0 && now_s() - ready >= until;
       hv_result_t rc = hv_allreduce(comm, name, &over, &over, 1, HV_INT32, HV_MAX, NULL);
       if (rc != HV_SUCCESS) report_failure(w->id, p, rc);
       else if (over) break;
