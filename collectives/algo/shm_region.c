@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,11 @@ hv_result_t hv__shm_reduce_segment(const hv__shm_t *shm, char *dst, const char *
 }
 
 size_t hv__shm_region_bytes(int local_size, size_t slot_bytes) {
-  return sizeof(hv__shm_header_t) + 64 + (size_t)local_size * ((slot_bytes + 63) & ~(size_t)63);
+  const size_t head = sizeof(hv__shm_header_t) + 64;
+  if (local_size < 1 || slot_bytes > SIZE_MAX - 63) return 0;
+  const size_t slot = (slot_bytes + 63) & ~(size_t)63;
+  if (slot > (SIZE_MAX - head) / (size_t)local_size) return 0;
+  return head + (size_t)local_size * slot;
 }
 
 /* The region's layout over memory every local rank sees at the same offsets. */
@@ -126,8 +131,11 @@ hv_result_t hv__shm_create(hv__shm_t *shm, const hv__algo_host_t *host, MPI_Comm
   const hv__errors_t *errors = &host->errors;
   HV_MPI_CHECK(errors, MPI_Comm_rank(local, &shm->local_rank));
   HV_MPI_CHECK(errors, MPI_Comm_size(local, &shm->local_size));
-  shm->slot_bytes = (slot_bytes + 63) & ~(size_t)63;
   shm->map_bytes = hv__shm_region_bytes(shm->local_size, slot_bytes);
+  if (shm->map_bytes == 0)
+    return hv__fail(errors, HV_ERR_INVALID_ARGUMENT, "a shared-memory slot of %zu bytes x %d local ranks overflows size_t",
+                    slot_bytes, shm->local_size);
+  shm->slot_bytes = (slot_bytes + 63) & ~(size_t)63;
   char name[96] = {0};
   if (shm->local_rank == 0) {
     const char *job = getenv("SLURM_JOB_ID");

@@ -46,8 +46,9 @@ typedef struct hv__shm {
  * (why_len bytes); the caller then does without shared memory. */
 hv_result_t hv__shm_create(hv__shm_t *shm, const hv__algo_host_t *host, MPI_Comm local, size_t slot_bytes,
                            char *why, size_t why_len);
-/* The bytes of a region of local_size slots, and a region over memory the caller
- * already shares among its local ranks (zeroed; in-process ranks use one malloc). */
+/* The bytes of a region of local_size slots (0 when that overflows size_t), and a
+ * region over memory the caller already shares among its local ranks (zeroed;
+ * in-process ranks use one malloc). */
 size_t hv__shm_region_bytes(int local_size, size_t slot_bytes);
 void hv__shm_attach(hv__shm_t *shm, const hv__algo_host_t *host, void *memory, int local_rank, int local_size,
                     size_t slot_bytes);

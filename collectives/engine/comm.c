@@ -150,6 +150,11 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
                          -extremes[1], extremes[0]);
   if (!uniform)
     HV_LOG(HV__LOG_INFO, "nodes have from %d to %d ranks: hierarchical allreduce is off", -extremes[1], extremes[0]);
+  /* Checked against the largest node, which every rank knows: all fail alike. */
+  if (comm->config.shm_slot_bytes > 0 && extremes[0] > 1 && hv__shm_region_bytes(extremes[0], comm->config.shm_slot_bytes) == 0)
+    return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT,
+                         "HV_SHM_SLOT_BYTES=%zu x %d ranks on the largest node overflows size_t: use a smaller slot "
+                         "(the default is 4M)", comm->config.shm_slot_bytes, extremes[0]);
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_local, &comm->host, comm->local));
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_cross, &comm->host, comm->cross));
   HV_CHECK(shm_set_up(comm));
@@ -196,6 +201,68 @@ static void host_init(hv_comm_t *comm) {
   host->owner = comm;
 }
 
+#if !HV_SIMULATED
+/* Duplicates and arrival waits that hv_init gave up on: MPI still holds their
+ * requests and writes the new communicator when the missing ranks arrive, so they
+ * must stay allocated (and reachable) for the life of the process. */
+static struct abandoned_dup {
+  MPI_Comm comm;
+  MPI_Request req;
+  struct abandoned_dup *next;
+} *abandoned_dups;
+#endif
+
+/* comm->mpi = a duplicate of `user`, waiting at most HV_TIMEOUT for every rank of it
+ * to arrive: the first collective of hv_init, so a rank that never calls it (crashed
+ * at start, stuck before it, a program that calls it on some ranks only) fails the
+ * others with a named error instead of hanging them. MPI cannot tell which ranks are
+ * missing before all have arrived, so the error says how many wait, not who. */
+static hv_result_t dup_when_all_arrive(hv_comm_t *comm, MPI_Comm user) {
+#if HV_SIMULATED
+  /* Simulated ranks (SimGrid SMPI) all start together, and a polling loop would spin
+   * outside the simulator's clock (wait_mpi.c does the same). */
+  if (MPI_Comm_dup(user, &comm->mpi) != MPI_SUCCESS) return hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_dup failed");
+  return HV_SUCCESS;
+#else
+  struct abandoned_dup *d = calloc(1, sizeof *d);
+  if (!d) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
+  d->comm = MPI_COMM_NULL;
+  if (MPI_Comm_idup(user, &d->comm, &d->req) != MPI_SUCCESS) {
+    free(d);
+    return hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_idup failed");
+  }
+  double start = hv__now_us(), limit = comm->config.timeout_s * 1e6, pause = 50;
+  for (;;) {
+    int done = 0;
+    if (MPI_Test(&d->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      free(d);
+      return hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_idup failed");
+    }
+    if (done) break;
+    double waited = hv__now_us() - start;
+    if (limit > 0 && waited >= limit) {
+      int rank = -1, size = 0;
+      MPI_Comm_rank(user, &rank);
+      MPI_Comm_size(user, &size);
+      d->next = abandoned_dups, abandoned_dups = d;
+      return hv__set_error(NULL, HV_ERR_TIMEOUT,
+                           "hv_init: rank %d of %d waited longer than HV_TIMEOUT=%g s for the other ranks of the "
+                           "communicator to call hv_init (or hv_init_from_mpi): at least one of the other %d never "
+                           "did (it failed or exited before it, is stuck or stopped, or the program calls it on some "
+                           "ranks only); MPI cannot tell which until all have arrived",
+                           rank, size, comm->config.timeout_s, size - 1);
+    }
+    /* Ranks start within milliseconds of one another: poll fast at first, then back
+     * off to 10 ms so a long wait costs no core. */
+    usleep((useconds_t)pause);
+    if (pause < 10000) pause *= 2;
+  }
+  comm->mpi = d->comm;
+  free(d);
+  return HV_SUCCESS;
+#endif
+}
+
 static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   hv_comm_t *comm = calloc(1, sizeof *comm);
   if (!comm) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
@@ -212,7 +279,11 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
     return hv__set_error(NULL, rc, "%s", err);
   }
   hv__log_level = comm->config.log_level;
-  if (MPI_Comm_dup(user, &comm->mpi) != MPI_SUCCESS || MPI_Comm_dup(user, &comm->bench_mpi) != MPI_SUCCESS) {
+  if ((rc = dup_when_all_arrive(comm, user)) != HV_SUCCESS) {
+    comm_destroy(comm);
+    return rc;
+  }
+  if (MPI_Comm_dup(user, &comm->bench_mpi) != MPI_SUCCESS) {
     comm_destroy(comm);
     return hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_dup failed");
   }

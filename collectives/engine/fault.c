@@ -195,8 +195,11 @@ size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_
   size_t used = 0, count = 0;
   int full = 0;
   out[0] = '\0';
-  for (size_t i = 0; with_exec && i < comm->exec_count; i++, count++)
+  for (size_t i = 0; with_exec && i < comm->exec_count; i++) {
+    if (!comm->exec[i].handle) continue; /* completed earlier in the list: its caller's now */
     list_name(out, len, &used, &full, comm->exec[i].handle->name);
+    count++;
+  }
   for (size_t i = 0; i < comm->pending_len; i++) {
     if (!comm->pending_list[i]) continue; /* a hole (hv__pending_compact) */
     list_name(out, len, &used, &full, comm->pending_list[i]->name);
