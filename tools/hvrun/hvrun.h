@@ -94,6 +94,7 @@ void mpirun_cmd_run(const hvrun_opts_t *opts);
 char **mpirun_cmd_build(const hvrun_opts_t *opts, int np, const char *hosts, const char *extra,
                         char *mpirun_path, size_t path_len);
 void mpirun_cmd_print(char **argv);
+void mpirun_cmd_free(char **argv);
 
 /* --restarts: runs the job, and after a lost rank or node relaunches it on what
  * remains. Returns the exit code for hvrun. */

@@ -136,6 +136,11 @@ char **mpirun_cmd_build(const hvrun_opts_t *o, int np_ranks, const char *hosts, 
   return a.v;
 }
 
+void mpirun_cmd_free(char **argv) {
+  for (int i = 0; argv && argv[i]; i++) free(argv[i]);
+  free(argv);
+}
+
 void mpirun_cmd_print(char **argv) {
   for (int i = 0; argv[i]; i++) {
     if (i) putchar(' ');

@@ -289,6 +289,7 @@ static int probe_hosts(const hvrun_opts_t *o, host_list_t *hosts, const char *se
     snprintf(spec, sizeof spec, "%s:1", hs->name);
     char **argv = mpirun_cmd_build(o, 1, spec, "--check", path, sizeof path);
     int status = run_bounded(path, argv, PROBE_TIMEOUT_S, !o->verbose);
+    mpirun_cmd_free(argv);
     if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       hs->failed = 1;
       failed++;
@@ -388,6 +389,7 @@ int restart_supervise(const hvrun_opts_t *o) {
       execvp(path, argv);
       hvrun_die(NULL, 126, "cannot exec %s: %s", path, strerror(errno));
     }
+    mpirun_cmd_free(argv);
     mpirun_pid = pid;
     /* Wait for mpirun; once any rank has ended badly, give it TEARDOWN_GRACE_S. */
     int status = 0, killed = 0;
