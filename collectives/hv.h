@@ -152,6 +152,25 @@ HV_API const char *hv_comm_last_error(const hv_comm_t *comm);
  * down, an abort): HV_SUCCESS while healthy. Lets a training loop stop cleanly. */
 HV_API hv_result_t hv_comm_get_async_error(const hv_comm_t *comm, hv_result_t *async_error);
 
+/* What ran. hv picks an algorithm per fused batch (HV_ALLREDUCE_ALGO, else its
+ * decision table) and falls back when what it wanted is not there (no shared memory:
+ * MPI carries the node's traffic). These say what actually happened, as NCCL_DEBUG's
+ * lines and Horovod's timeline do; the timeline (HV_TIMELINE) shows the same names.
+ *
+ * hv_comm_allreduce_count: allreduce batches this rank has reduced since hv_init
+ * with the algorithm named algo, after every fall-back: "shm" (the node's shared
+ * memory, one node), "hier_shm" (hierarchical, node phases in shared memory),
+ * "hier" (hierarchical over MPI), "ring", "rd", "rab", "2d", "mpi". A fused batch or
+ * a lone tensor counts once. With one rank nothing runs and every count stays 0. An
+ * unknown name fails with HV_ERR_INVALID_ARGUMENT. Any thread.
+ *
+ * hv_comm_shm_status: *on = 1 when this node's ranks share memory, else 0; why (len
+ * bytes, may be NULL) gets the reason it is off, "" when on: "HV_SHM_SLOT_BYTES=0",
+ * "one rank on this node", or the failure with its sizes ("/dev/shm is too small:
+ * the node's region needs 16.0 MiB ..."), also warned once per node at hv_init. */
+HV_API hv_result_t hv_comm_allreduce_count(const hv_comm_t *comm, const char *algo, uint64_t *count);
+HV_API hv_result_t hv_comm_shm_status(const hv_comm_t *comm, int *on, char *why, size_t len);
+
 /* ---- handles ------------------------------------------------------------ */
 
 typedef struct hv_handle *hv_handle_t;

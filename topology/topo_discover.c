@@ -53,7 +53,7 @@ static int topo_gpu_cmp(const void *a, const void *b) {
 }
 
 /* CUDA OS devices first (named by the CUDA plugin); else NVIDIA PCI controllers. */
-static void topo_read_gpus(hv_topo_t *t, hwloc_topology_t h) {
+static int topo_read_gpus(hv_topo_t *t, hwloc_topology_t h) {
   int cap = 0;
   for (int pass = 0; pass < 2 && t->ngpus == 0; pass++) {
     hwloc_obj_t obj = NULL;
@@ -70,7 +70,10 @@ static void topo_read_gpus(hv_topo_t *t, hwloc_topology_t h) {
       }
       if (t->ngpus == cap) {
         cap = cap ? 2 * cap : 8;
-        t->gpus = realloc(t->gpus, (size_t)cap * sizeof(*t->gpus));
+        /* On failure t->gpus is still the old block (freed by hv_topo_free). */
+        hv_topo_gpu_t *gpus = realloc(t->gpus, (size_t)cap * sizeof(*t->gpus));
+        if (!gpus) return -1;
+        t->gpus = gpus;
       }
       hv_topo_gpu_t *g = &t->gpus[t->ngpus++];
       memset(g, 0, sizeof(*g));
@@ -84,9 +87,10 @@ static void topo_read_gpus(hv_topo_t *t, hwloc_topology_t h) {
     }
   }
   if (t->ngpus > 1) qsort(t->gpus, (size_t)t->ngpus, sizeof(*t->gpus), topo_gpu_cmp);
+  return 0;
 }
 
-static void topo_read_nics(hv_topo_t *t, hwloc_topology_t h) {
+static int topo_read_nics(hv_topo_t *t, hwloc_topology_t h) {
   int cap = 0;
   hwloc_obj_t obj = NULL;
   while ((obj = hwloc_get_next_osdev(h, obj))) {
@@ -95,13 +99,16 @@ static void topo_read_nics(hv_topo_t *t, hwloc_topology_t h) {
       continue;
     if (t->nnics == cap) {
       cap = cap ? 2 * cap : 8;
-      t->nics = realloc(t->nics, (size_t)cap * sizeof(*t->nics));
+      hv_topo_nic_t *nics = realloc(t->nics, (size_t)cap * sizeof(*t->nics));
+      if (!nics) return -1;
+      t->nics = nics;
     }
     hv_topo_nic_t *n = &t->nics[t->nnics++];
     snprintf(n->name, sizeof(n->name), "%s", obj->name);
     snprintf(n->kind, sizeof(n->kind), "%s", ty == HWLOC_OBJ_OSDEV_NETWORK ? "network" : "openfabrics");
     n->numa = topo_io_numa(h, obj);
   }
+  return 0;
 }
 
 static void topo_read_caches(hv_topo_t *t, hwloc_topology_t h) {
@@ -240,8 +247,11 @@ hv_topo_t *hv_topo_discover(const char *source, char *err, size_t errlen) {
   }
   if (topo_read_cores(t, h) != 0) goto fail;
   topo_read_caches(t, h);
-  topo_read_gpus(t, h);
-  topo_read_nics(t, h);
+  if (topo_read_gpus(t, h) != 0 || topo_read_nics(t, h) != 0) {
+    topo_set_err(err, errlen, "out of memory listing the GPUs and NICs");
+    hv_topo_free(t);
+    return NULL;
+  }
   return t;
 fail:
   topo_set_err(err, errlen, "hwloc reported no usable cores (or out of memory)");

@@ -1,6 +1,7 @@
 /* topo_manual.c: builds a hv_topo_t by hand (tests, and machines described in
  * words), keeping the invariants hv_topo_discover() gives: cores grouped by NUMA
  * node in order, hardware threads grouped by core, OS indices counting up. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ hv_topo_t *hv_topo_new_manual(const char *hostname) {
 
 int hv_topo_add_numa(hv_topo_t *t, int ncores, int pus_per_core, uint64_t memory_bytes) {
   if (!t || ncores < 0 || pus_per_core < 1) return -1;
+  /* The new totals (and their + 1) must fit the int counters: no wrapped sizes. */
+  if (ncores > INT_MAX - 1 - t->ncores || ncores > (INT_MAX - 1 - t->npus) / pus_per_core || t->nnumas == INT_MAX) return -1;
   hv_topo_numa_t *numas = realloc(t->numas, (size_t)(t->nnumas + 1) * sizeof(*numas));
   hv_topo_core_t *cores = realloc(t->cores, (size_t)(t->ncores + ncores + 1) * sizeof(*cores));
   int *pus = realloc(t->pus, (size_t)(t->npus + ncores * pus_per_core + 1) * sizeof(*pus));

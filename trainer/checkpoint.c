@@ -1,5 +1,7 @@
 /* checkpoint.c: serialise to memory, CRC-32 (zlib), atomic write; read back, verify
- * everything, then copy into the model. A model on the GPU is copied through the host
+ * everything, then copy into the model. The header is read and checked first (magic,
+ * version, counts against the model, the size they imply against the file's), so
+ * the body is allocated only for a file that can be what its header says. A model on the GPU is copied through the host
  * (its device table's upload and download): the file is the same as the CPU model's. */
 #include "checkpoint.h"
 
@@ -95,17 +97,20 @@ int checkpoint_save(const char *path, const model_t *m, const sgd_t *opt,
 
 int checkpoint_load(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t *meta,
                     char *err, size_t errlen) {
-  uint8_t *data;
-  size_t size;
-  if (file_read_all(path, (size_t)1 << 40, &data, &size, err, errlen)) return -1;
+  /* The header first, checked against the model and the file's size; the body is
+   * allocated only for a file that can be what the header says. */
+  file_stream_t s;
+  if (file_stream_open(&s, path, err, errlen)) return -1;
+  uint8_t *data = NULL;
   int rc = -1;
   ckpt_header_t h;
-  if (size < sizeof h + 4) {
-    snprintf(err, errlen, "%s: truncated: %zu bytes, a checkpoint header needs %zu", path, size,
-             sizeof h + 4);
+  size_t got;
+  if (file_stream_read(&s, &h, sizeof h, &got, err, errlen)) goto done;
+  if (got < sizeof h) {
+    snprintf(err, errlen, "%s: truncated: %llu bytes, a checkpoint header needs %zu", path,
+             s.gzip ? (unsigned long long)got : s.bytes, sizeof h + 4);
     goto done;
   }
-  memcpy(&h, data, sizeof h);
   if (memcmp(h.magic, kMagic, 8) != 0) {
     snprintf(err, errlen, "%s: not an hv checkpoint (wrong magic at byte 0)", path);
     goto done;
@@ -120,6 +125,8 @@ int checkpoint_load(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t 
              h.real_size, sizeof(real_t));
     goto done;
   }
+  /* The counts must be the model's (already in memory), so the sizes below are bounded
+   * by it and cannot overflow. */
   if (h.n_params != m->n_params || h.n_buffers != m->n_buffers) {
     snprintf(err, errlen,
              "%s: holds %llu parameters and %llu buffers, the model has %zu and %zu (another "
@@ -128,13 +135,39 @@ int checkpoint_load(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t 
              m->n_buffers);
     goto done;
   }
-  const size_t np = m->n_params * sizeof(real_t), nb = m->n_buffers * sizeof(real_t),
-               nm = h.has_momentum ? np : 0, want = sizeof h + np + nb + nm + 4;
-  if (size != want) {
-    snprintf(err, errlen, "%s: %s: %zu bytes, the header implies %zu", path,
-             size < want ? "truncated" : "oversized", size, want);
+  if (h.has_momentum > 1) {
+    snprintf(err, errlen, "%s: momentum flag %u at byte 32 is neither 0 nor 1: the file is "
+             "corrupt", path, h.has_momentum);
     goto done;
   }
+  const size_t np = m->n_params * sizeof(real_t), nb = m->n_buffers * sizeof(real_t),
+               nm = h.has_momentum ? np : 0, want = sizeof h + np + nb + nm + 4;
+  if (!s.gzip && s.bytes != want) {
+    snprintf(err, errlen, "%s: %s: %llu bytes, the header implies %zu", path,
+             s.bytes < want ? "truncated" : "oversized", s.bytes, want);
+    goto done;
+  }
+  if (s.gzip && want > file_stream_capacity(&s)) {
+    snprintf(err, errlen, "%s: truncated: the header implies %zu bytes, more than a %llu-byte "
+             "gzip file can hold", path, want, s.bytes);
+    goto done;
+  }
+  data = malloc(want);
+  if (!data) {
+    snprintf(err, errlen, "%s: out of memory for a %zu-byte checkpoint", path, want);
+    goto done;
+  }
+  memcpy(data, &h, sizeof h);
+  if (file_stream_read(&s, data + sizeof h, want - sizeof h, &got, err, errlen)) goto done;
+  uint8_t extra;
+  size_t more = 0;
+  if (got == want - sizeof h && file_stream_read(&s, &extra, 1, &more, err, errlen)) goto done;
+  if (got < want - sizeof h || more) {
+    snprintf(err, errlen, "%s: %s: %s bytes, the header implies %zu", path,
+             more ? "oversized" : "truncated", more ? "more" : "fewer", want);
+    goto done;
+  }
+  const size_t size = want;
   uint32_t crc;
   memcpy(&crc, data + size - 4, 4);
   if (crc != crc_of(data, size - 4)) {
@@ -167,5 +200,6 @@ int checkpoint_load(const char *path, model_t *m, sgd_t *opt, checkpoint_meta_t 
   rc = 0;
 done:
   free(data);
+  file_stream_close(&s);
   return rc;
 }

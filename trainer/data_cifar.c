@@ -1,5 +1,6 @@
-/* data_cifar.c: CIFAR binary files read whole (file_read.c), checked for whole
- * records and label ranges, and concatenated (five CIFAR-10 training batches). */
+/* data_cifar.c: CIFAR binary files read whole (file_read.c) under a limit of records,
+ * checked for whole records and label ranges, and concatenated (five CIFAR-10
+ * training batches). */
 #include "data_cifar.h"
 
 #include <stdio.h>
@@ -17,6 +18,9 @@ const float mnist_mean[1] = {0.1307f};
 const float mnist_std[1] = {0.3081f};
 
 #define CIFAR_PIXELS 3072
+/* The largest standard file (CIFAR-100's train.bin): a file of any split may hold
+ * fewer records (a subset), never more. */
+#define CIFAR_MAX_RECORDS 50000
 
 int dataset_load_cifar_file(const char *path, int num_classes, int expected_records,
                             dataset_t *out, char *err, size_t errlen) {
@@ -26,13 +30,16 @@ int dataset_load_cifar_file(const char *path, int num_classes, int expected_reco
     return -1;
   }
   const size_t label_bytes = num_classes == 10 ? 1 : 2, rec = label_bytes + CIFAR_PIXELS;
-  const size_t max_bytes = (expected_records ? (size_t)expected_records : 1000000) * rec;
+  /* The format has no header: the bound is the record count. A plain file over it is
+   * refused by its size, a gzip one after inflating one byte past it, never more. */
+  const int max_records = expected_records ? expected_records : CIFAR_MAX_RECORDS;
+  const size_t max_bytes = (size_t)max_records * rec;
   uint8_t *data;
   size_t size;
   if (file_read_all(path, max_bytes, &data, &size, err, errlen)) {
     if (strstr(err, "larger than")) {
-      snprintf(err, errlen, "%s: oversized: more than the %d records of %zu bytes expected", path,
-               expected_records, rec);
+      snprintf(err, errlen, "%s: oversized: more than the %d records of %zu bytes a CIFAR-%d "
+               "file of this split holds", path, max_records, rec, num_classes);
     }
     return -1;
   }

@@ -17,7 +17,8 @@
 int dataset_load_cifar(const char *dir, int num_classes, const char *split, dataset_t *out,
                        char *err, size_t errlen);
 
-/* One binary file; expected_records 0 accepts any whole number of records. Appends
+/* One binary file; expected_records 0 accepts any whole number of records up to
+ * 50,000 (the largest standard file: a subset, never more). Appends
  * nothing: *out holds only this file. */
 int dataset_load_cifar_file(const char *path, int num_classes, int expected_records,
                             dataset_t *out, char *err, size_t errlen);

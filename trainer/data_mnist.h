@@ -28,6 +28,12 @@ extern "C" {
 int dataset_load_mnist(const char *dir, const char *split, dataset_t *out, char *err,
                        size_t errlen);
 
+/* The images and labels files dataset_load_mnist reads for split "train" or "test"
+ * of dir (name.gz when it exists, else name), for messages that name them. 0, or -1
+ * with a message on a bad split. */
+int dataset_mnist_paths(const char *dir, const char *split, char *images, char *labels,
+                        size_t len, char *err, size_t errlen);
+
 /* Loads one images file and one labels file given by path (plain or gzip). */
 int dataset_load_idx_pair(const char *images_path, const char *labels_path,
                           dataset_t *out, char *err, size_t errlen);

@@ -33,6 +33,14 @@ static inline const uint8_t *dataset_image(const dataset_t *ds, int i) {
 int dataset_slice(const dataset_t *src, int begin, int end, dataset_t *dst, char *err,
                   size_t errlen);
 
+/* Whether a test set fits the model trained on a training set: the same image shape
+ * (channels x rows x columns), the same number of classes, and every test label below
+ * it. train_name and test_name (the files, for the message) are named in it with both
+ * values: "training set A has 1x28x28 images, test set B has 1x14x14: ...". 0, or -1
+ * with that one line in err. */
+int dataset_check_pair(const dataset_t *train, const char *train_name, const dataset_t *test,
+                       const char *test_name, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
 #include "conv2d.h"
 #include "layout_blocked.h"
 #include "model_internal.h"
+#include "settings.h"
 #if HV_HAVE_DNNL
 #include "conv2d_dnnl.h"
 
@@ -20,11 +21,12 @@ static void dnnl_free_impl(void *p) { conv2d_dnnl_free(p); }
 /* HV_CONV_ALGO as conv2d_dnnl flags, or -1 when it names no algorithm (conv_setup
  * then fails the model's build with a message). */
 static int algo_flags(void) {
-  const char *env = getenv("HV_CONV_ALGO");
-  if (!env || !*env || strcmp(env, "auto") == 0) return 0;
-  if (strcmp(env, "direct") == 0) return CONV2D_DNNL_DIRECT;
-  if (strcmp(env, "winograd") == 0) return CONV2D_DNNL_WINOGRAD;
-  return -1;
+  trainer_settings_t set;
+  char err[256];
+  if (trainer_settings_read(&set, err, sizeof err)) return -1;
+  return set.conv_algo == TRAINER_CONV_ALGO_DIRECT     ? CONV2D_DNNL_DIRECT
+         : set.conv_algo == TRAINER_CONV_ALGO_WINOGRAD ? CONV2D_DNNL_WINOGRAD
+                                                       : 0;
 }
 
 /* The layer's oneDNN context, created on first use; NULL means use im2col. */
@@ -67,8 +69,10 @@ int layer_conv2d_uses_dnnl(void) {
 #if HV_HAVE_DNNL
   static int mode = -1; /* -1 unknown, 0 im2col, 1 oneDNN */
   if (mode < 0) {
-    const char *env = getenv("HV_CONV");
-    mode = !(env && strcmp(env, "im2col") == 0);
+    /* A bad value is refused by model_finalize; here it means the default. */
+    trainer_settings_t set;
+    char err[256];
+    mode = trainer_settings_read(&set, err, sizeof err) == 0 ? !set.conv_im2col : 1;
   }
   return mode;
 #else
@@ -92,7 +96,8 @@ static int conv_setup(layer_t *l, char *err, size_t errlen) {
   }
 #if HV_HAVE_DNNL
   if (layer_conv2d_uses_dnnl() && algo_flags() < 0) {
-    snprintf(err, errlen, "HV_CONV_ALGO=%s: expected auto, direct or winograd", getenv("HV_CONV_ALGO"));
+    trainer_settings_t set;
+    trainer_settings_read(&set, err, errlen); /* says which variable is bad */
     return -1;
   }
 #endif

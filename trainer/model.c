@@ -13,6 +13,7 @@
 #include "batchnorm.h"
 #include "device.h"
 #include "model_internal.h"
+#include "settings.h"
 
 /* Scratch of the im2col convolutions: up to this many elements (4 MiB of float), or
  * one image of the largest layer if that is more. Small chunks keep the column matrix
@@ -225,10 +226,9 @@ static real_t *alloc_activation(size_t elems) {
  * pooling, a linear layer or flatten over a map larger than 1x1, the model's output)
  * makes the whole model NCHW, as it was before. On only with oneDNN convolutions in
  * float32 on the CPU; HV_LAYOUT=nchw turns it off. */
-static void assign_layouts(model_t *m) {
-  const char *env = getenv("HV_LAYOUT");
+static void assign_layouts(model_t *m, const trainer_settings_t *set) {
   int allow = m->dev->blocked_layout && sizeof(real_t) == 4 && layer_conv2d_uses_dnnl() &&
-              !(env && strcmp(env, "nchw") == 0);
+              !set->layout_nchw;
   for (int i = 0; allow && i < m->n_layers; i++) {
     layer_t *l = &m->layers[i];
     const int in0 = model_src_blocked(m, l->in[0]);
@@ -269,9 +269,17 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
       return -1;
     }
   }
+  /* The HV_* settings first: a typo fails the build of the model, named, rather than
+   * being ignored. */
+  trainer_settings_t set;
+  char serr[256];
+  if (trainer_settings_read(&set, serr, sizeof serr)) {
+    model_error(m, "%s", serr);
+    return -1;
+  }
   m->max_batch = max_batch;
   m->init = init;
-  assign_layouts(m);
+  assign_layouts(m, &set);
   for (int i = 0; i < m->n_layers; i++)
     for (int k = 0; k < m->layers[i].n_in; k++)
       if (m->layers[i].in[k] >= 0) m->layers[m->layers[i].in[k]].consumers++;
@@ -319,8 +327,7 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
   /* Enough for the whole batch of the largest layer when that fits the target. */
   m->ws_elems = ws_image * (size_t)max_batch;
   size_t target = MODEL_WS_TARGET;
-  const char *env = getenv("HV_CONV_WS_KB");
-  if (env && atol(env) > 0) target = (size_t)atol(env) * 1024 / sizeof(real_t);
+  if (set.conv_ws_kb > 0) target = (size_t)set.conv_ws_kb * 1024 / sizeof(real_t);
   if (m->ws_elems > target) m->ws_elems = target;
   if (m->ws_elems < ws_image) m->ws_elems = ws_image;
   if (m->ws_elems) {

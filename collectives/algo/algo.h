@@ -29,10 +29,17 @@ typedef enum {
   HV__ALGO_SHM = 5,
   HV__ALGO_RAB = 6, /* Rabenseifner's */
   HV__ALGO_2D = 7,  /* two-level over a grid of the ranks */
-  HV__NUM_ALGOS = 8
+  HV__NUM_ALGOS = 8,
+  /* Not a choice but what ran: the hierarchical allreduce with its node phases in
+   * shared memory (allreduce_hier_shm.c), told apart so that a silent loss of shared
+   * memory shows in the timeline and the counters (hv_comm_allreduce_count). */
+  HV__ALGO_HIER_SHM = 8,
+  HV__NUM_RAN = 9
 } hv__algo_t;
+/* The name of an algorithm (HV__ALGO_HIER_SHM included: "hier_shm"). */
 const char *hv__algo_name(hv__algo_t algo);
-/* The algorithm named `name` (case-insensitive), or -1. */
+/* The algorithm named `name` (case-insensitive) among those HV_ALLREDUCE_ALGO
+ * accepts, or -1. */
 int hv__algo_from_name(const char *name);
 
 typedef struct hv__algo_ctx {
@@ -160,15 +167,18 @@ hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count,
 hv_result_t hv__allreduce_mpi(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 
 /* The algorithm for this size: forced by HV_ALLREDUCE_ALGO, else by the decision
- * table (documented in allreduce_select.c). */
+ * table (documented in allreduce_select.c); in either case the one that will really
+ * run: shm without shared memory on one node is the ring, hier with it is hier_shm
+ * (or shm on a single node), so that what the caller reports is what ran. */
 const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__algo_t forced,
                                                  size_t bytes);
 /* The algorithm of a two-level allreduce's outer phase over cross for bytes per
  * rank: the host's cross_algo when it is ring, rd or rab, else (auto) rd when small
  * or between two ranks, ring otherwise. */
 const hv__allreduce_algo_t *hv__cross_allreduce_select(const hv__algo_ctx_t *cross, size_t bytes);
+/* Selects and runs; *ran (when not NULL) is the algorithm that ran. */
 hv_result_t hv__allreduce_run(hv__algo_ctx_t *ctx, hv__algo_t forced, void *buf, size_t count,
-                              hv_dtype_t dtype, hv_op_t op, const char **algo_name);
+                              hv_dtype_t dtype, hv_op_t op, const hv__allreduce_algo_t **ran);
 
 /* The other collectives, each in its file. All in place over ctx's ranks. */
 /* Broadcast (broadcast.c): bytes at buf from root; hierarchical across nodes when

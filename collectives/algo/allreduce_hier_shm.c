@@ -70,6 +70,7 @@ hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count,
   const size_t piece = stage_bytes / es;
   const size_t pieces = (count + piece - 1) / piece;
   char *data = buf;
+  shm->runs++;
   HV_CHECK(hv__shm_settle(shm));
   hv__ring_nb_t ring, *flying = NULL; /* the cross-node allreduce in flight */
   for (size_t k = 0; k < pieces; k++) {

@@ -40,11 +40,11 @@
 
 #include "algo.h"
 
-static const char *const algo_names[HV__NUM_ALGOS] = {"auto", "ring", "rd",  "mpi",
-                                                      "hier", "shm",  "rab", "2d"};
+static const char *const algo_names[HV__NUM_RAN] = {"auto", "ring", "rd", "mpi",     "hier",
+                                                    "shm",  "rab",  "2d", "hier_shm"};
 
 const char *hv__algo_name(hv__algo_t algo) {
-  return (unsigned)algo < HV__NUM_ALGOS ? algo_names[algo] : "?";
+  return (unsigned)algo < HV__NUM_RAN ? algo_names[algo] : "?";
 }
 
 int hv__algo_from_name(const char *name) {
@@ -61,6 +61,8 @@ static const hv__allreduce_algo_t algorithms[] = {
     {HV__ALGO_SHM, "shm", hv__allreduce_shm},
     {HV__ALGO_RAB, "rab", hv__allreduce_rab},
     {HV__ALGO_2D, "2d", hv__allreduce_2d},
+    /* hv__allreduce_hier takes the shared-memory path itself when ctx->shm is set. */
+    {HV__ALGO_HIER_SHM, "hier_shm", hv__allreduce_hier},
 };
 
 /* The table's entry for id (the ring for one not in it). */
@@ -92,6 +94,10 @@ const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__
       want = HV__ALGO_HIER;
     else want = flat_large(ctx->transport.size);
   }
+  /* What will really run (the algorithms' own fall-backs, made visible). */
+  if (want == HV__ALGO_SHM && !hv__allreduce_shm_usable(ctx)) want = HV__ALGO_RING;
+  if (want == HV__ALGO_HIER && ctx->shm && ctx->local && ctx->cross && ctx->uniform_nodes)
+    want = ctx->cross->transport.size == 1 ? HV__ALGO_SHM : HV__ALGO_HIER_SHM;
   return algo_of(want);
 }
 
@@ -105,9 +111,9 @@ const hv__allreduce_algo_t *hv__cross_allreduce_select(const hv__algo_ctx_t *cro
 }
 
 hv_result_t hv__allreduce_run(hv__algo_ctx_t *ctx, hv__algo_t forced, void *buf, size_t count,
-                              hv_dtype_t dtype, hv_op_t op, const char **algo_name) {
+                              hv_dtype_t dtype, hv_op_t op, const hv__allreduce_algo_t **ran) {
   const hv__allreduce_algo_t *algo = hv__allreduce_select(ctx, forced, count * hv_dtype_size(dtype));
-  if (algo_name) *algo_name = algo->name;
+  if (ran) *ran = algo;
   if (ctx->transport.size == 1) return HV_SUCCESS;
   return algo->run(ctx, buf, count, dtype, op);
 }

@@ -86,6 +86,7 @@ static hv_result_t shm_run(hv__algo_ctx_t *ctx, const hv__piece_t *p, size_t np,
                            hv_dtype_t dtype, hv_op_t op) {
   hv__shm_t *shm = ctx->shm;
   const size_t es = hv_dtype_size(dtype);
+  shm->runs++;
   if (count * es <= ctx->host->small_allreduce_bytes && count * es <= hv__shm_half_bytes(shm))
     return shm_small(ctx, p, np, count, dtype, op);
   HV_CHECK(hv__shm_settle(shm));
@@ -134,8 +135,9 @@ hv_result_t hv__allreduce_shm_pieces(hv__algo_ctx_t *ctx, const hv__piece_t *pie
 
 hv_result_t hv__allreduce_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op) {
   if (count == 0) return HV_SUCCESS;
-  if (!hv__allreduce_shm_usable(ctx))
-    return hv__allreduce_ring(ctx, buf, count, dtype, op); /* not one node, or no shared memory */
+  /* Not one node, or no shared memory: the ring, which hv__allreduce_select reports
+   * as what ran. */
+  if (!hv__allreduce_shm_usable(ctx)) return hv__allreduce_ring(ctx, buf, count, dtype, op);
   hv__piece_t whole = {buf, buf, 0, count};
   return shm_run(ctx, &whole, 1, count, dtype, op);
 }

@@ -1,6 +1,7 @@
 /* alltoall.c: every pair of ranks exchanges its blocks directly (rank r sends to
  * r+k and receives from r-k for k = 1..n-1, all posted at once), in pieces the
  * transport takes. */
+#include <stdint.h>
 #include <string.h>
 
 #include "algo.h"
@@ -11,6 +12,10 @@ hv_result_t hv__alltoall(hv__algo_ctx_t *ctx, const void *sendbuf, void *recvbuf
   const char *send = sendbuf;
   char *recv = recvbuf;
   if (bytes == 0) return HV_SUCCESS;
+  /* Both buffers hold n blocks: the last one's offset must fit. */
+  if (bytes > SIZE_MAX / (size_t)n)
+    return hv__fail(&ctx->host->errors, HV_ERR_INVALID_ARGUMENT,
+                    "all-to-all: blocks of %zu bytes x %d ranks do not fit in size_t", bytes, n);
   memcpy(recv + (size_t)r * bytes, send + (size_t)r * bytes, bytes);
   if (n == 1) return HV_SUCCESS;
   size_t piece = HV__TRANSPORT_MAX_MESSAGE, pieces = (bytes + piece - 1) / piece;

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 
@@ -66,7 +68,11 @@ hv_result_t hv__shm_reduce_segment(const hv__shm_t *shm, char *dst, const char *
 }
 
 size_t hv__shm_region_bytes(int local_size, size_t slot_bytes) {
-  return sizeof(hv__shm_header_t) + 64 + (size_t)local_size * ((slot_bytes + 63) & ~(size_t)63);
+  const size_t head = sizeof(hv__shm_header_t) + 64;
+  if (local_size < 1 || slot_bytes > SIZE_MAX - 63) return 0;
+  const size_t slot = (slot_bytes + 63) & ~(size_t)63;
+  if (slot > (SIZE_MAX - head) / (size_t)local_size) return 0;
+  return head + (size_t)local_size * slot;
 }
 
 /* The region's layout over memory every local rank sees at the same offsets. */
@@ -86,16 +92,51 @@ void hv__shm_attach(hv__shm_t *shm, const hv__algo_host_t *host, void *memory, i
   shm->borrowed = 1;
 }
 
-hv_result_t hv__shm_create(hv__shm_t *shm, const hv__algo_host_t *host, MPI_Comm local, size_t slot_bytes) {
+/* "12.0 MiB": a size for a person to read. */
+static void shm_format_bytes(char *out, size_t len, double bytes) {
+  if (bytes >= 1024.0 * 1024 * 1024) snprintf(out, len, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+  else if (bytes >= 1024.0 * 1024) snprintf(out, len, "%.1f MiB", bytes / (1024.0 * 1024));
+  else snprintf(out, len, "%.1f KiB", bytes / 1024.0);
+}
+
+/* Why local rank 0 could not make the region, with the sizes when /dev/shm is too
+ * small (the common case: Docker gives containers 64 MiB). */
+static void shm_explain(char *why, size_t len, const char *step, int err, const hv__shm_t *shm, size_t slot_bytes) {
+  char need[32], slot[32], avail[32] = "?";
+  shm_format_bytes(need, sizeof need, (double)shm->map_bytes);
+  shm_format_bytes(slot, sizeof slot, (double)slot_bytes);
+  struct statvfs fs;
+  if (statvfs("/dev/shm", &fs) == 0) shm_format_bytes(avail, sizeof avail, (double)fs.f_bavail * (double)fs.f_frsize);
+  if (err == ENOSPC || err == ENOMEM) {
+    /* What /dev/shm would need in all: what others use now, and the region. */
+    char total[32] = "?";
+    if (statvfs("/dev/shm", &fs) == 0)
+      shm_format_bytes(total, sizeof total,
+                       (double)(fs.f_blocks - fs.f_bavail) * (double)fs.f_frsize + (double)shm->map_bytes);
+    snprintf(why, len,
+             "/dev/shm is too small: the node's region needs %s (%d local ranks x HV_SHM_SLOT_BYTES=%s), %s is free "
+             "(%s it: %s), so /dev/shm needs at least %s in all",
+             need, shm->local_size, slot, avail, step, strerror(err), total);
+  }
+  else
+    snprintf(why, len, "%s a %s region (%d local ranks x HV_SHM_SLOT_BYTES=%s) in /dev/shm (%s free) failed: %s", step,
+             need, shm->local_size, slot, avail, strerror(err));
+}
+
+hv_result_t hv__shm_create(hv__shm_t *shm, const hv__algo_host_t *host, MPI_Comm local, size_t slot_bytes,
+                           char *why, size_t why_len) {
   memset(shm, 0, sizeof *shm);
+  if (why_len) why[0] = '\0';
   shm->host = host;
   const hv__errors_t *errors = &host->errors;
   HV_MPI_CHECK(errors, MPI_Comm_rank(local, &shm->local_rank));
   HV_MPI_CHECK(errors, MPI_Comm_size(local, &shm->local_size));
-  shm->slot_bytes = (slot_bytes + 63) & ~(size_t)63;
   shm->map_bytes = hv__shm_region_bytes(shm->local_size, slot_bytes);
+  if (shm->map_bytes == 0)
+    return hv__fail(errors, HV_ERR_INVALID_ARGUMENT, "a shared-memory slot of %zu bytes x %d local ranks overflows size_t",
+                    slot_bytes, shm->local_size);
+  shm->slot_bytes = (slot_bytes + 63) & ~(size_t)63;
   char name[96] = {0};
-  int ok = 1;
   if (shm->local_rank == 0) {
     const char *job = getenv("SLURM_JOB_ID");
     if (!job) job = getenv("OMPI_MCA_ess_base_jobid");
@@ -103,28 +144,45 @@ hv_result_t hv__shm_create(hv__shm_t *shm, const hv__algo_host_t *host, MPI_Comm
     if (getrandom(&nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce) nonce ^= (unsigned long long)time(NULL);
     snprintf(name, sizeof name, "/hv-%s-%ld-%u-%016llx", job ? job : "x", (long)getpid(),
              atomic_fetch_add(&region_counter, 1), nonce);
-    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0 || ftruncate(fd, (off_t)shm->map_bytes) != 0) {
-      HV_LOG(HV__LOG_INFO, "shared memory '%s' unavailable (%s): intra-node traffic goes through MPI", name,
-             strerror(errno));
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600), err = 0;
+    const char *step = "creating";
+    if (fd < 0) err = errno;
+    else if (ftruncate(fd, (off_t)shm->map_bytes) != 0) err = errno, step = "sizing";
+    /* ftruncate alone only sets the size: tmpfs finds pages when they are first
+     * touched, and when /dev/shm is full that touch is a SIGBUS in the middle of a
+     * collective. Reserving every page now turns the shortage into ENOSPC here. */
+    else if ((err = posix_fallocate(fd, 0, (off_t)shm->map_bytes)) != 0) step = "reserving";
+    if (err) {
+      shm_explain(why, why_len, step, err, shm, slot_bytes);
       if (fd >= 0) close(fd), shm_unlink(name);
-      ok = 0;
       name[0] = '\0';
     } else {
       close(fd);
     }
   }
   HV_MPI_CHECK(errors, MPI_Bcast(name, sizeof name, MPI_CHAR, 0, local));
-  if (!name[0]) return HV_ERR_UNSUPPORTED;
+  if (!name[0]) return HV_ERR_UNSUPPORTED; /* every local rank returns here alike */
   void *map = MAP_FAILED;
-  int fd = shm_open(name, O_RDWR, 0600);
+  int fd = shm_open(name, O_RDWR, 0600), err = 0;
   if (fd >= 0) {
     map = mmap(NULL, shm->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) err = errno;
     close(fd);
+  } else {
+    err = errno;
   }
-  ok = map != MAP_FAILED;
-  int all_ok = 0;
-  HV_MPI_CHECK(errors, MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, local));
+  /* Every local rank must take the same path, or the node deadlocks (some in a
+   * shared-memory barrier, some in MPI): the lowest failing rank, if any, tells its
+   * errno to all (rank 0 words the warning). */
+  struct { int ok, rank; } mine = {err == 0, shm->local_rank}, first;
+  HV_MPI_CHECK(errors, MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MINLOC, local));
+  const int all_ok = first.ok;
+  if (!all_ok) {
+    HV_MPI_CHECK(errors, MPI_Bcast(&err, 1, MPI_INT, first.rank, local));
+    if (shm->local_rank == 0)
+      snprintf(why, why_len, "local rank %d could not map the %zu-byte region: %s", first.rank, shm->map_bytes,
+               strerror(err));
+  }
   if (shm->local_rank == 0) shm_unlink(name); /* everyone has it mapped (or gave up) */
   if (!all_ok) {
     if (map != MAP_FAILED) munmap(map, shm->map_bytes);

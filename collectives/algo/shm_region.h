@@ -35,13 +35,20 @@ typedef struct hv__shm {
   /* A large allreduce ended without its closing barrier: peers may still be copying
    * out of any part of the slots, so even a small allreduce settles first. */
   int whole_pending;
+  /* Collectives that went through the slots: proof for tests that shared memory ran. */
+  unsigned long runs;
 } hv__shm_t;
 
-/* Collective over the local communicator. On failure (no /dev/shm, no memory) returns
- * an error; the caller then simply does without shared memory. */
-hv_result_t hv__shm_create(hv__shm_t *shm, const hv__algo_host_t *host, MPI_Comm local, size_t slot_bytes);
-/* The bytes of a region of local_size slots, and a region over memory the caller
- * already shares among its local ranks (zeroed; in-process ranks use one malloc). */
+/* Collective over the local communicator. Every page is reserved up front
+ * (posix_fallocate), so a /dev/shm too small for it fails here, not with a SIGBUS at
+ * the first write. On failure (no /dev/shm, too small, no memory) every local rank
+ * returns HV_ERR_UNSUPPORTED and local rank 0 has the cause, with the sizes, in why
+ * (why_len bytes); the caller then does without shared memory. */
+hv_result_t hv__shm_create(hv__shm_t *shm, const hv__algo_host_t *host, MPI_Comm local, size_t slot_bytes,
+                           char *why, size_t why_len);
+/* The bytes of a region of local_size slots (0 when that overflows size_t), and a
+ * region over memory the caller already shares among its local ranks (zeroed;
+ * in-process ranks use one malloc). */
 size_t hv__shm_region_bytes(int local_size, size_t slot_bytes);
 void hv__shm_attach(hv__shm_t *shm, const hv__algo_host_t *host, void *memory, int local_rank, int local_size,
                     size_t slot_bytes);

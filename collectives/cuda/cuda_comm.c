@@ -272,7 +272,9 @@ static hv_result_t reserve(hv_comm_t *comm, void **buf, size_t *have, size_t byt
 }
 
 /* Checks common to every call, then that every rank called the same collective with
- * the same count, dtype and op (or root): one small MPI allreduce of the values and
+ * the same count, dtype and op (or root), and for a group the same number of tensors
+ * and list of counts (its hash: the same total split differently would reduce
+ * misaligned elements without an error): one small MPI allreduce of the values and
  * their negations gives everyone the range of each, so every rank fails alike. */
 enum { COLL_ALLREDUCE = 1, COLL_ALLGATHER, COLL_BROADCAST, COLL_GROUP, COLL_REDUCESCATTER, COLL_ALLTOALL };
 static const char *const coll_names[] = {"",
@@ -283,7 +285,8 @@ static const char *const coll_names[] = {"",
                                          "hv_reducescatter_cuda",
                                          "hv_alltoall_cuda"};
 
-static hv_result_t begin(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dtype, int op_or_root) {
+static hv_result_t begin_group(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dtype, int op_or_root,
+                               long long ntensors, uint64_t layout) {
   const char *name = coll_names[coll];
   if (!comm) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "%s: communicator is NULL (call hv_init first)", name);
   hv__cuda_t *c = comm->cuda;
@@ -291,20 +294,47 @@ static hv_result_t begin(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dty
   if (c->broken != HV_SUCCESS)
     return hv__set_error(comm, c->broken, "%s: an earlier failure ended this communicator's GPU collectives",
                          name);
-  long long v[8] = {coll, (long long)count, (long long)dtype, op_or_root};
-  for (int i = 0; i < 4; i++) v[4 + i] = -v[i];
+  /* The hash is halved so that it and its negation are both long longs. */
+  enum { NV = 6 };
+  long long v[2 * NV] = {coll, (long long)count, (long long)dtype, op_or_root, ntensors, (long long)(layout >> 1)};
+  for (int i = 0; i < NV; i++) v[NV + i] = -v[i];
   MPI_Request req;
-  HV_MPI_CHECK(&comm->host.errors, MPI_Iallreduce(MPI_IN_PLACE, v, 8, MPI_LONG_LONG, MPI_MAX, c->all, &req));
+  HV_MPI_CHECK(&comm->host.errors, MPI_Iallreduce(MPI_IN_PLACE, v, 2 * NV, MPI_LONG_LONG, MPI_MAX, c->all, &req));
   HV_CHECK(hv__wait_mpi(&comm->host, 1, &req, "the argument check of a GPU collective", 1));
-  static const char *const what[] = {"collective", "count", "dtype", "op or root"};
-  for (int i = 0; i < 4; i++)
-    if (v[i] != -v[4 + i])
+  static const char *const what[NV] = {"collective", "count", "dtype", "op or root", "number of tensors",
+                                       "list of tensor counts (hash)"};
+  for (int i = 0; i < NV; i++)
+    if (v[i] != -v[NV + i]) {
+      if (i == 5) /* same total, same number of tensors, other sizes */
+        return hv__set_error(comm, HV_ERR_MISMATCH,
+                             "rank %d: %s of %lld tensors (%zu elements in all, dtype %s) does not match the other "
+                             "ranks' call: the same total split into tensors of other sizes (the hash of the list "
+                             "of counts differs); every rank must give the same count for each tensor, in order",
+                             comm->rank, name, ntensors, count,
+                             (unsigned)dtype < HV_NUM_DTYPES ? hv_dtype_name(dtype) : "?");
       return hv__set_error(comm, HV_ERR_MISMATCH,
                            "rank %d: %s (count %zu, dtype %s, %s %d) does not match the other ranks' call: their "
                            "%s ranges from %lld to %lld",
                            comm->rank, name, count, (unsigned)dtype < HV_NUM_DTYPES ? hv_dtype_name(dtype) : "?",
-                           coll == COLL_BROADCAST ? "root" : "op", op_or_root, what[i], -v[4 + i], v[i]);
+                           coll == COLL_BROADCAST ? "root" : "op", op_or_root, what[i], -v[NV + i], v[i]);
+    }
   return set_up(comm);
+}
+
+static hv_result_t begin(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dtype, int op_or_root) {
+  return begin_group(comm, coll, count, dtype, op_or_root, 0, 0);
+}
+
+/* count x times elements of dtype must fit in size_t: a wrapped product would make a
+ * huge call look small to the copies and staging below. Before begin(), like the
+ * other argument checks. */
+static hv_result_t check_size(hv_comm_t *comm, const char *name, size_t count, size_t times, hv_dtype_t dtype) {
+  size_t elements;
+  if (!comm || (unsigned)dtype >= HV_NUM_DTYPES ||
+      (!__builtin_mul_overflow(count, times, &elements) && elements <= SIZE_MAX / hv_dtype_size(dtype)))
+    return HV_SUCCESS;
+  return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: %zu elements x %zu x %zu bytes (%s) overflows size_t", name,
+                       count, times, hv_dtype_size(dtype), hv_dtype_name(dtype));
 }
 
 static hv_result_t allreduce_device(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
@@ -323,6 +353,7 @@ hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbu
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS || (count && !recvbuf)))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_allreduce_cuda: bad dtype, op or NULL recvbuf");
   HV_CHECK(check_average(comm, "hv_allreduce_cuda", dtype, op));
+  HV_CHECK(check_size(comm, "hv_allreduce_cuda", count, 1, dtype));
   HV_CHECK(begin(comm, COLL_ALLREDUCE, count, dtype, op));
   return allreduce_device(comm, sendbuf ? sendbuf : recvbuf, recvbuf, count, dtype, op, (cudaStream_t)stream_arg);
 }
@@ -380,6 +411,7 @@ hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbu
                               void *stream_arg) {
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (count && (!sendbuf || !recvbuf))))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_allgather_cuda: bad dtype or NULL buffer");
+  HV_CHECK(check_size(comm, "hv_allgather_cuda", count, comm ? (size_t)comm->size : 1, dtype));
   HV_CHECK(begin(comm, COLL_ALLGATHER, count, dtype, 0));
   hv__cuda_t *c = comm->cuda;
   cudaStream_t stream = (cudaStream_t)stream_arg;
@@ -423,6 +455,7 @@ hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (count && !buf) || root < 0 || root >= comm->size))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_broadcast_cuda: bad dtype, NULL buffer or root %d "
                          "outside 0..%d", root, comm->size - 1);
+  HV_CHECK(check_size(comm, "hv_broadcast_cuda", count, 1, dtype));
   HV_CHECK(begin(comm, COLL_BROADCAST, count, dtype, root));
   hv__cuda_t *c = comm->cuda;
   cudaStream_t stream = (cudaStream_t)stream_arg;
@@ -455,6 +488,7 @@ hv_result_t hv_reducescatter_cuda(hv_comm_t *comm, const void *sendbuf, void *re
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS || (recvcount && (!sendbuf || !recvbuf))))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_reducescatter_cuda: bad dtype, op or NULL buffer");
   HV_CHECK(check_average(comm, "hv_reducescatter_cuda", dtype, op));
+  HV_CHECK(check_size(comm, "hv_reducescatter_cuda", recvcount, comm ? (size_t)comm->size : 1, dtype));
   HV_CHECK(begin(comm, COLL_REDUCESCATTER, recvcount, dtype, op));
   hv__cuda_t *c = comm->cuda;
   cudaStream_t stream = (cudaStream_t)stream_arg;
@@ -480,6 +514,7 @@ hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf
                              void *stream_arg) {
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (count && (!sendbuf || !recvbuf))))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_alltoall_cuda: bad dtype or NULL buffer");
+  HV_CHECK(check_size(comm, "hv_alltoall_cuda", count, comm ? (size_t)comm->size : 1, dtype));
   HV_CHECK(begin(comm, COLL_ALLTOALL, count, dtype, 0));
   hv__cuda_t *c = comm->cuda;
   cudaStream_t stream = (cudaStream_t)stream_arg;
@@ -551,6 +586,10 @@ hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *ten
   for (int i = 0; i < n; i++) {
     if (comm && tensors[i].count && !tensors[i].recvbuf)
       return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: tensor %d has a NULL recvbuf", name, i);
+    if (comm && tensors[i].count > SIZE_MAX / sizeof(double) - total)
+      return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT,
+                           "%s: the group's total count overflows: %zu elements, then tensor %d of %zu", name, total, i,
+                           tensors[i].count);
     total += tensors[i].count;
     if (tensors[i].count > max_count) max_count = tensors[i].count;
   }
@@ -560,7 +599,8 @@ hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *ten
   const hv_dtype_t wire = dtype != HV_FLOAT32 ? dtype
                           : comp == HV_COMPRESSION_FP16 ? HV_FLOAT16
                           : comp == HV_COMPRESSION_BF16 ? HV_BFLOAT16 : dtype;
-  HV_CHECK(begin(comm, COLL_GROUP, total, dtype, (int)op | (int)wire << 4));
+  HV_CHECK(begin_group(comm, COLL_GROUP, total, dtype, (int)op | (int)wire << 4, n,
+                       n > 0 ? hv__layout_hash(tensors, (size_t)n) : 0));
   hv__cuda_t *c = comm->cuda;
   cudaStream_t stream = (cudaStream_t)stream_arg;
   if (total == 0) return HV_SUCCESS;

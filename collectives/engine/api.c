@@ -35,6 +35,18 @@ static hv_result_t check_op(hv_comm_t *comm, const char *name, hv_dtype_t dtype,
   return HV_SUCCESS;
 }
 
+/* count x times elements of dtype must fit in size_t (and so in the buffers the caller
+ * says it has): a product that wraps would make a huge request look small. */
+static hv_result_t check_size(hv_comm_t *comm, const char *name, const char *what, size_t count, size_t times,
+                              hv_dtype_t dtype) {
+  size_t es = hv_dtype_size(dtype), elements;
+  if (!__builtin_mul_overflow(count, times, &elements) && elements <= SIZE_MAX / es) return HV_SUCCESS;
+  char detail[200];
+  snprintf(detail, sizeof detail, "%s: %zu elements x %zu x %zu bytes (%s) overflows size_t", what, count, times, es,
+           hv_dtype_name(dtype));
+  return bad(comm, name, detail, NULL);
+}
+
 static int overlap(const void *a, size_t abytes, const void *b, size_t bbytes) {
   const char *x = a, *y = b;
   return abytes && bbytes && x < y + bbytes && y < x + abytes;
@@ -167,8 +179,9 @@ hv_result_t hv_allreduce_async(hv_comm_t *comm, const char *name, const void *se
 }
 
 /* FNV-1a over the counts: ranks that split the same total into other tensors must not
- * agree (a reduction of misaligned elements would be silent garbage). */
-static uint64_t layout_hash(const hv_tensor_t *tensors, size_t n) {
+ * agree (a reduction of misaligned elements would be silent garbage). Shared with the
+ * GPU group (cuda_comm.c), which must refuse the same lists. */
+uint64_t hv__layout_hash(const hv_tensor_t *tensors, size_t n) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < n; i++) {
     uint64_t c = tensors[i].count;
@@ -201,7 +214,7 @@ hv_result_t hv_grouped_allreduce_async(hv_comm_t *comm, const char *name, const 
     }
     h->ntensors = n;
     h->meta.ntensors = n;
-    h->meta.layout = layout_hash(tensors, n);
+    h->meta.layout = hv__layout_hash(tensors, n);
   }
   return submit(comm, h, handle);
 }
@@ -210,6 +223,7 @@ hv_result_t hv_allgather_async(hv_comm_t *comm, const char *name, const void *se
                                void *recvbuf, size_t count, hv_dtype_t dtype, hv_handle_t *handle) {
   HV_CHECK(check_common(comm, name, dtype, handle));
   if (count && (!sendbuf || !recvbuf)) return bad(comm, name, "sendbuf or recvbuf is NULL", NULL);
+  HV_CHECK(check_size(comm, name, "allgather receive buffer (count x ranks)", count, (size_t)comm->size, dtype));
   struct hv_handle *h = new_handle(comm, name, HV__COLL_ALLGATHER, dtype, count);
   if (h) h->sendbuf = sendbuf, h->recvbuf = recvbuf;
   return submit(comm, h, handle);
@@ -222,6 +236,8 @@ hv_result_t hv_allgatherv_async(hv_comm_t *comm, const char *name, const void *s
   if (!recvcounts) return bad(comm, name, "recvcounts is NULL (it needs one entry per rank)", NULL);
   if (sendcount && !sendbuf) return bad(comm, name, "sendbuf is NULL", NULL);
   if (recv_capacity && !recvbuf) return bad(comm, name, "recvbuf is NULL", NULL);
+  HV_CHECK(check_size(comm, name, "allgatherv sendcount", sendcount, 1, dtype));
+  HV_CHECK(check_size(comm, name, "allgatherv recv_capacity", recv_capacity, 1, dtype));
   struct hv_handle *h = new_handle(comm, name, HV__COLL_ALLGATHERV, dtype, sendcount);
   if (h) {
     h->sendbuf = sendbuf;
@@ -236,6 +252,7 @@ hv_result_t hv_broadcast_async(hv_comm_t *comm, const char *name, void *buf, siz
                                hv_dtype_t dtype, int root, hv_handle_t *handle) {
   HV_CHECK(check_common(comm, name, dtype, handle));
   if (count && !buf) return bad(comm, name, "buf is NULL", NULL);
+  HV_CHECK(check_size(comm, name, "broadcast count", count, 1, dtype));
   if (root < 0 || root >= comm->size) {
     char what[64];
     snprintf(what, sizeof what, "%d (ranks are 0..%d)", root, comm->size - 1);
@@ -252,6 +269,7 @@ hv_result_t hv_reducescatter_async(hv_comm_t *comm, const char *name, const void
   HV_CHECK(check_common(comm, name, dtype, handle));
   HV_CHECK(check_op(comm, name, dtype, op));
   if (recvcount && (!sendbuf || !recvbuf)) return bad(comm, name, "sendbuf or recvbuf is NULL", NULL);
+  HV_CHECK(check_size(comm, name, "reducescatter send buffer (recvcount x ranks)", recvcount, (size_t)comm->size, dtype));
   size_t es = hv_dtype_size(dtype);
   if (overlap(sendbuf, recvcount * (size_t)comm->size * es, recvbuf, recvcount * es))
     return bad(comm, name, "reducescatter is out-of-place only: sendbuf and recvbuf overlap", NULL);
@@ -264,6 +282,7 @@ hv_result_t hv_alltoall_async(hv_comm_t *comm, const char *name, const void *sen
                               void *recvbuf, size_t count, hv_dtype_t dtype, hv_handle_t *handle) {
   HV_CHECK(check_common(comm, name, dtype, handle));
   if (count && (!sendbuf || !recvbuf)) return bad(comm, name, "sendbuf or recvbuf is NULL", NULL);
+  HV_CHECK(check_size(comm, name, "alltoall buffers (count x ranks)", count, (size_t)comm->size, dtype));
   size_t bytes = count * (size_t)comm->size * hv_dtype_size(dtype);
   if (overlap(sendbuf, bytes, recvbuf, bytes))
     return bad(comm, name, "alltoall is out-of-place only: sendbuf and recvbuf overlap", NULL);

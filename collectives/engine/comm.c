@@ -55,6 +55,63 @@ static void comm_destroy(hv_comm_t *comm) {
   free(comm);
 }
 
+/* Shared memory for the node phases of CPU allreduce; without it MPI carries them.
+ * Simulated ranks have none (their barrier would spin without yielding to the
+ * simulator): the platform's intra-node link carries the node phases.
+ *
+ * A failure (a /dev/shm too small for local ranks x HV_SHM_SLOT_BYTES, as in Docker's
+ * default 64 MiB; no /dev/shm) is not an error: MPI carries the node phases. But
+ * every node must then do without: the hierarchical allreduce's cross-node phase
+ * moves different pieces with shared memory and without, so nodes that disagree
+ * would deadlock. One rank per node says so, at the default log level, with the
+ * sizes and the fixes: it is a slowdown a user wants to hear of once, not per rank. */
+static hv_result_t shm_set_up(hv_comm_t *comm) {
+  const hv__errors_t *errors = &comm->host.errors;
+  char why[400] = "";
+  int failed = 0;
+  if (HV_SIMULATED) {
+    snprintf(comm->shm_off, sizeof comm->shm_off, "simulated ranks have no shared memory");
+    return HV_SUCCESS; /* on every rank alike: nothing to agree on */
+  }
+  if (comm->local_size == 1) snprintf(comm->shm_off, sizeof comm->shm_off, "one rank on this node");
+  else if (comm->config.shm_slot_bytes == 0) {
+    /* Asked for: no warning, but a line at info level and hv_comm_shm_status say so. */
+    snprintf(comm->shm_off, sizeof comm->shm_off, "HV_SHM_SLOT_BYTES=0");
+    if (comm->local_rank == 0)
+      HV_LOG(HV__LOG_INFO, "no shared memory (HV_SHM_SLOT_BYTES=0): intra-node traffic goes through MPI");
+  } else if (hv__shm_create(&comm->shm, &comm->host, comm->local, comm->config.shm_slot_bytes, why, sizeof why) !=
+           HV_SUCCESS) {
+    memset(&comm->shm, 0, sizeof comm->shm);
+    failed = 1;
+  }
+  /* The lowest rank of a failing node is its local rank 0 (the local communicator is
+   * ordered by rank), which holds the cause: it tells every node. */
+  struct { int failed, rank; } mine = {failed, comm->rank}, first;
+  HV_MPI_CHECK(errors, MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MAXLOC, comm->mpi));
+  if (!first.failed) return HV_SUCCESS;
+  HV_MPI_CHECK(errors, MPI_Bcast(why, sizeof why, MPI_CHAR, first.rank, comm->mpi));
+  hv__shm_destroy(&comm->shm);
+  const char *fix = "to use it, give /dev/shm more room (docker run --shm-size=..., or mount a larger tmpfs on "
+                    "/dev/shm) or lower HV_SHM_SLOT_BYTES; HV_SHM_SLOT_BYTES=0 turns shared memory off without "
+                    "this warning";
+  if (failed)
+    snprintf(comm->shm_off, sizeof comm->shm_off, "%s", why);
+  else
+    snprintf(comm->shm_off, sizeof comm->shm_off, "off on every node because of host %s (rank %d): %s",
+             comm->hosts[first.rank], first.rank, why);
+  if (comm->local_rank == 0 && comm->local_size > 1) {
+    if (failed)
+      HV_LOG(HV__LOG_WARNING, "no shared memory on host %s, so intra-node traffic goes through MPI (slower): %s; %s",
+             comm->hosts[comm->rank], why, fix);
+    else
+      HV_LOG(HV__LOG_WARNING,
+             "no shared memory on any node (every node must run the same algorithms), so intra-node traffic goes "
+             "through MPI (slower): on host %s (rank %d): %s; %s",
+             comm->hosts[first.rank], first.rank, why, fix);
+  }
+  return HV_SUCCESS;
+}
+
 /* Node membership: ranks sharing memory form the local communicator. For tests that
  * emulate several nodes on one machine, HV_RANKS_PER_NODE=k groups consecutive
  * ranks k by k instead. */
@@ -93,14 +150,14 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
                          -extremes[1], extremes[0]);
   if (!uniform)
     HV_LOG(HV__LOG_INFO, "nodes have from %d to %d ranks: hierarchical allreduce is off", -extremes[1], extremes[0]);
+  /* Checked against the largest node, which every rank knows: all fail alike. */
+  if (comm->config.shm_slot_bytes > 0 && extremes[0] > 1 && hv__shm_region_bytes(extremes[0], comm->config.shm_slot_bytes) == 0)
+    return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT,
+                         "HV_SHM_SLOT_BYTES=%zu x %d ranks on the largest node overflows size_t: use a smaller slot "
+                         "(the default is 4M)", comm->config.shm_slot_bytes, extremes[0]);
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_local, &comm->host, comm->local));
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_cross, &comm->host, comm->cross));
-  /* Shared memory for the node phases of CPU allreduce; without it MPI carries them.
-   * Simulated ranks have none (their barrier would spin without yielding to the
-   * simulator): the platform's intra-node link carries the node phases. */
-  if (!HV_SIMULATED && comm->local_size > 1 && comm->config.shm_slot_bytes > 0 &&
-      hv__shm_create(&comm->shm, &comm->host, comm->local, comm->config.shm_slot_bytes) != HV_SUCCESS)
-    memset(&comm->shm, 0, sizeof comm->shm);
+  HV_CHECK(shm_set_up(comm));
   hv__algo_ctx_t *ctxs[2] = {&comm->algo, &comm->bench_algo};
   for (int i = 0; i < 2; i++) {
     ctxs[i]->local = &comm->algo_local;
@@ -144,6 +201,68 @@ static void host_init(hv_comm_t *comm) {
   host->owner = comm;
 }
 
+#if !HV_SIMULATED
+/* Duplicates and arrival waits that hv_init gave up on: MPI still holds their
+ * requests and writes the new communicator when the missing ranks arrive, so they
+ * must stay allocated (and reachable) for the life of the process. */
+static struct abandoned_dup {
+  MPI_Comm comm;
+  MPI_Request req;
+  struct abandoned_dup *next;
+} *abandoned_dups;
+#endif
+
+/* comm->mpi = a duplicate of `user`, waiting at most HV_TIMEOUT for every rank of it
+ * to arrive: the first collective of hv_init, so a rank that never calls it (crashed
+ * at start, stuck before it, a program that calls it on some ranks only) fails the
+ * others with a named error instead of hanging them. MPI cannot tell which ranks are
+ * missing before all have arrived, so the error says how many wait, not who. */
+static hv_result_t dup_when_all_arrive(hv_comm_t *comm, MPI_Comm user) {
+#if HV_SIMULATED
+  /* Simulated ranks (SimGrid SMPI) all start together, and a polling loop would spin
+   * outside the simulator's clock (wait_mpi.c does the same). */
+  if (MPI_Comm_dup(user, &comm->mpi) != MPI_SUCCESS) return hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_dup failed");
+  return HV_SUCCESS;
+#else
+  struct abandoned_dup *d = calloc(1, sizeof *d);
+  if (!d) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
+  d->comm = MPI_COMM_NULL;
+  if (MPI_Comm_idup(user, &d->comm, &d->req) != MPI_SUCCESS) {
+    free(d);
+    return hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_idup failed");
+  }
+  double start = hv__now_us(), limit = comm->config.timeout_s * 1e6, pause = 50;
+  for (;;) {
+    int done = 0;
+    if (MPI_Test(&d->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      free(d);
+      return hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_idup failed");
+    }
+    if (done) break;
+    double waited = hv__now_us() - start;
+    if (limit > 0 && waited >= limit) {
+      int rank = -1, size = 0;
+      MPI_Comm_rank(user, &rank);
+      MPI_Comm_size(user, &size);
+      d->next = abandoned_dups, abandoned_dups = d;
+      return hv__set_error(NULL, HV_ERR_TIMEOUT,
+                           "hv_init: rank %d of %d waited longer than HV_TIMEOUT=%g s for the other ranks of the "
+                           "communicator to call hv_init (or hv_init_from_mpi): at least one of the other %d never "
+                           "did (it failed or exited before it, is stuck or stopped, or the program calls it on some "
+                           "ranks only); MPI cannot tell which until all have arrived",
+                           rank, size, comm->config.timeout_s, size - 1);
+    }
+    /* Ranks start within milliseconds of one another: poll fast at first, then back
+     * off to 10 ms so a long wait costs no core. */
+    usleep((useconds_t)pause);
+    if (pause < 10000) pause *= 2;
+  }
+  comm->mpi = d->comm;
+  free(d);
+  return HV_SUCCESS;
+#endif
+}
+
 static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   hv_comm_t *comm = calloc(1, sizeof *comm);
   if (!comm) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
@@ -160,7 +279,11 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
     return hv__set_error(NULL, rc, "%s", err);
   }
   hv__log_level = comm->config.log_level;
-  if (MPI_Comm_dup(user, &comm->mpi) != MPI_SUCCESS || MPI_Comm_dup(user, &comm->bench_mpi) != MPI_SUCCESS) {
+  if ((rc = dup_when_all_arrive(comm, user)) != HV_SUCCESS) {
+    comm_destroy(comm);
+    return rc;
+  }
+  if (MPI_Comm_dup(user, &comm->bench_mpi) != MPI_SUCCESS) {
     comm_destroy(comm);
     return hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_dup failed");
   }
@@ -298,6 +421,26 @@ GETTER(hv_comm_cross_size, cross_size)
 hv_result_t hv_comm_compression(const hv_comm_t *comm, hv_compression_t *compression) {
   if (!comm || !compression) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_comm_compression: NULL argument");
   *compression = comm->config.compression;
+  return HV_SUCCESS;
+}
+
+hv_result_t hv_comm_allreduce_count(const hv_comm_t *comm, const char *algo, uint64_t *count) {
+  if (!comm || !algo || !count)
+    return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_comm_allreduce_count: NULL argument");
+  for (int id = HV__ALGO_RING; id < HV__NUM_RAN; id++)
+    if (strcmp(algo, hv__algo_name((hv__algo_t)id)) == 0) {
+      *count = atomic_load_explicit(&((hv_comm_t *)comm)->allreduce_runs[id], memory_order_relaxed);
+      return HV_SUCCESS;
+    }
+  return hv__set_error((hv_comm_t *)comm, HV_ERR_INVALID_ARGUMENT,
+                       "hv_comm_allreduce_count: unknown algorithm '%s' (shm, hier_shm, hier, ring, rd, rab, 2d, mpi)",
+                       algo);
+}
+
+hv_result_t hv_comm_shm_status(const hv_comm_t *comm, int *on, char *why, size_t len) {
+  if (!comm || !on) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "hv_comm_shm_status: NULL argument");
+  *on = comm->shm.header != NULL;
+  if (why && len) snprintf(why, len, "%s", comm->shm_off);
   return HV_SUCCESS;
 }
 

@@ -122,5 +122,12 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
     if (!found) BAD("HV_LOG_LEVEL", "trace, debug, info, warning, error or off");
   }
 #undef BAD
+  /* Asking for the shared-memory allreduce while turning shared memory off is a
+   * contradiction, not a wish hv can meet by falling back. */
+  if (c->allreduce_algo == HV__ALGO_SHM && c->shm_slot_bytes == 0) {
+    snprintf(err, errlen,
+             "HV_ALLREDUCE_ALGO=shm needs shared memory, but HV_SHM_SLOT_BYTES=0 turns it off: unset one of them");
+    return HV_ERR_INVALID_ARGUMENT;
+  }
   return HV_SUCCESS;
 }

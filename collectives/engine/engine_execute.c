@@ -1,6 +1,7 @@
 /* engine_execute.c: runs the execution list of a negotiation round, in order, on
  * every rank: allreduce requests fused (fusion.c), the other collectives one by one
  * through their algorithms (algo/), each request completed or failed here. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,8 +49,17 @@ static hv_result_t run_allgather(hv_comm_t *comm, struct hv_handle *h, char **de
   size_t es = hv_dtype_size((hv_dtype_t)h->meta.dtype);
   size_t *off = comm->algo.seg_off;
   off[0] = 0;
-  for (int q = 0; q < comm->size; q++)
-    off[q + 1] = off[q] + (h->all_counts ? h->all_counts[q] : h->meta.count);
+  for (int q = 0; q < comm->size; q++) {
+    uint64_t c = h->all_counts ? h->all_counts[q] : h->meta.count;
+    /* Every rank sees the same counts, so every rank fails here alike, before the ring. */
+    if (c > SIZE_MAX / es - off[q]) {
+      *detail = hv__strdup_printf("tensor '%s': allgatherv of %s: the ranks' counts add up past size_t (%zu "
+                                  "elements up to rank %d, then %llu)", h->name, hv_dtype_name((hv_dtype_t)h->meta.dtype),
+                                  off[q], q, (unsigned long long)c);
+      return HV_SUCCESS;
+    }
+    off[q + 1] = off[q] + c;
+  }
   size_t total = off[comm->size];
   char *dest = h->recvbuf;
   if (h->meta.coll == HV__COLL_ALLGATHERV) {
@@ -114,10 +124,10 @@ hv_result_t hv__execute_list(hv_comm_t *comm) {
     if (rc != HV_SUCCESS) {
       free(detail);
       return hv__exec_stop_at(comm, i, rc);
-    } else if (detail) {
-      hv__handle_complete(h, HV_ERR_INVALID_ARGUMENT, detail);
     } else {
-      hv__handle_complete(h, HV_SUCCESS, NULL);
+      /* Cleared first: once complete, the handle is its caller's to free (hv__exec_t). */
+      comm->exec[i].handle = NULL;
+      hv__handle_complete(h, detail ? HV_ERR_INVALID_ARGUMENT : HV_SUCCESS, detail);
     }
     i++;
   }

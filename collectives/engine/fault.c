@@ -195,8 +195,11 @@ size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_
   size_t used = 0, count = 0;
   int full = 0;
   out[0] = '\0';
-  for (size_t i = 0; with_exec && i < comm->exec_count; i++, count++)
+  for (size_t i = 0; with_exec && i < comm->exec_count; i++) {
+    if (!comm->exec[i].handle) continue; /* completed earlier in the list: its caller's now */
     list_name(out, len, &used, &full, comm->exec[i].handle->name);
+    count++;
+  }
   for (size_t i = 0; i < comm->pending_len; i++) {
     if (!comm->pending_list[i]) continue; /* a hole (hv__pending_compact) */
     list_name(out, len, &used, &full, comm->pending_list[i]->name);
@@ -302,6 +305,8 @@ void hv__fault_report(hv_comm_t *comm, hv_result_t failure) {
   if (f->kind == NOTICE_NONE && failure == HV_ERR_TIMEOUT) f->kind = NOTICE_TIMEOUT, f->subject = stopped_peer(comm);
   if (f->kind == NOTICE_NONE) return; /* a local error (memory, MPI): nothing others can use */
   if (f->kind == NOTICE_TIMEOUT && f->origin < 0) f->origin = comm->rank;
+  static const char *const kind_names[NOTICE_KINDS] = {"none", "lost", "stalled", "timeout"};
+  hv__fault_record(comm, kind_names[f->kind], f->subject);
   int n = comm->size, nsends = 0, subject = f->subject;
   long long tag = (long long)(f->origin + 1) * (n + 1) + (subject + 1);
   if (tag > f->tag_ub) tag = subject + 1;

@@ -70,6 +70,12 @@ static void finish_scaling(const hv_comm_t *comm, const struct hv_handle *h, voi
   if (h->meta.op == HV_AVERAGE) hv__divide(recv, count, (hv_dtype_t)h->meta.dtype, comm->size);
 }
 
+/* One more batch reduced by algorithm id (hv_comm_allreduce_count). A single rank
+ * communicates with nobody: nothing ran. */
+static void count_run(hv_comm_t *comm, hv__algo_t id) {
+  if (comm->size > 1) atomic_fetch_add_explicit(&comm->allreduce_runs[id], 1, memory_order_relaxed);
+}
+
 /* One timeline span per request of the batch (its tensors are adjacent). */
 static void batch_spans(hv_comm_t *comm, size_t np, const char *what, double t0, double t1) {
   if (!comm->timeline) return;
@@ -86,13 +92,14 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t np, size_t total)
   hv_op_t op = wire_op(first);
   size_t wes = hv_dtype_size(wire);
   const hv__piece_t *p = comm->pieces;
-  const char *algo_name = "";
+  const hv__allreduce_algo_t *ran = NULL;
   double t0 = hv__now_us();
 
   if (reduce_where_tensors_lie(comm, np, total * wes)) {
     HV_CHECK(hv__allreduce_shm_pieces(&comm->algo, p, np, wire, op));
     double t1 = hv__now_us();
     for (size_t i = 0; i < np; i++) finish_scaling(comm, comm->piece_owner[i], p[i].recv, p[i].count);
+    count_run(comm, HV__ALGO_SHM);
     batch_spans(comm, np, "shm", t0, t1);
     return HV_SUCCESS;
   }
@@ -100,10 +107,11 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t np, size_t total)
   if (np == 1 && wire == first->meta.dtype && first->prescale == 1.0) {
     /* Lone tensor: reduce in the receive buffer itself. */
     hv__move_bytes(p[0].recv, p[0].send, total * wes);
-    HV_CHECK(hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, p[0].recv, total, wire, op, &algo_name));
+    HV_CHECK(hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, p[0].recv, total, wire, op, &ran));
     double t1 = hv__now_us();
     finish_scaling(comm, first, p[0].recv, total);
-    batch_spans(comm, np, algo_name, t0, t1);
+    count_run(comm, ran->id);
+    batch_spans(comm, np, ran->name, t0, t1);
     return HV_SUCCESS;
   }
 
@@ -114,8 +122,9 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t np, size_t total)
     hv__convert(fused + p[i].start * wes, wire, p[i].send, (hv_dtype_t)h->meta.dtype, p[i].count, h->prescale);
   }
   double t1 = hv__now_us();
-  HV_CHECK(hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, fused, total, wire, op, &algo_name));
+  HV_CHECK(hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, fused, total, wire, op, &ran));
   double t2 = hv__now_us();
+  count_run(comm, ran->id);
   for (size_t i = 0; i < np; i++) {
     const struct hv_handle *h = comm->piece_owner[i];
     hv__convert(p[i].recv, (hv_dtype_t)h->meta.dtype, fused + p[i].start * wes, wire, p[i].count, 1.0);
@@ -123,7 +132,7 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t np, size_t total)
   }
   double t3 = hv__now_us();
   batch_spans(comm, np, "FUSION_PACK", t0, t1);
-  batch_spans(comm, np, algo_name, t1, t2);
+  batch_spans(comm, np, ran->name, t1, t2);
   batch_spans(comm, np, "FUSION_UNPACK", t2, t3);
   return HV_SUCCESS;
 }

@@ -22,11 +22,16 @@ void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_de
   pthread_mutex_unlock(&comm->mutex);
 }
 
-void hv__handles_complete(hv_comm_t *comm, const hv__exec_t *exec, size_t n) {
+void hv__handles_complete(hv_comm_t *comm, hv__exec_t *exec, size_t n) {
   /* One lock and one wake-up for a fused batch: a thread in hv_wait_all over it
    * would otherwise be woken once per tensor. */
   pthread_mutex_lock(&comm->mutex);
-  for (size_t i = 0; i < n; i++) mark_done(comm, exec[i].handle, HV_SUCCESS, NULL);
+  for (size_t i = 0; i < n; i++) {
+    mark_done(comm, exec[i].handle, HV_SUCCESS, NULL);
+    /* Its thread may release it at once, while the rest of the list still runs and
+     * a stall report lists what is left (fault.c): the entry must not point at it. */
+    exec[i].handle = NULL;
+  }
   pthread_cond_broadcast(&comm->done_cv);
   pthread_mutex_unlock(&comm->mutex);
 }

@@ -87,7 +87,9 @@ typedef struct hv__bytes {
   size_t len, cap;
 } hv__bytes_t;
 
-/* One entry of the execution list produced by a negotiation round. */
+/* One entry of the execution list produced by a negotiation round. `handle` is NULL
+ * once the request completed: from then on it belongs to the caller, whose hv_wait may
+ * free it while later entries still run (and a stall report lists what is left). */
 typedef struct hv__exec {
   struct hv_handle *handle;
 } hv__exec_t;
@@ -156,6 +158,12 @@ struct hv_comm {
   size_t pieces_cap;
   struct hv__timeline *timeline;
   uint64_t round;
+  /* Allreduce batches reduced, by the algorithm that ran them (fusion.c); read from
+   * any thread by hv_comm_allreduce_count, hence atomic. */
+  _Atomic uint64_t allreduce_runs[HV__NUM_RAN];
+  /* Why the node's shared memory is off ("" when on, or not wanted): hvrun --check
+   * shows it (hv_comm_shm_status). */
+  char shm_off[512];
 };
 
 /* ---- errors (result.c) ---- */
@@ -199,15 +207,22 @@ int hv__fault_shutdown_why(hv_comm_t *comm, char *out, size_t len);
 /* The names of the requests still on the execution list (with_exec), pending, and in
  * `queued` (a list by ->next), quoted and comma-separated into out; returns how many.
  * Engine thread only (and comm->mutex held when `queued` is the communicator's queue). */
+/* For hvrun --restarts: records why the engine stopped (fault_record.c). */
+void hv__fault_record(const hv_comm_t *comm, const char *kind, int subject);
 size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_exec, const struct hv_handle *queued);
 
+
+/* A grouped allreduce's list of counts as one FNV-1a hash, never 0 (api.c): ranks that
+ * split the same total differently must not agree (CPU and GPU groups alike). */
+uint64_t hv__layout_hash(const hv_tensor_t *tensors, size_t n);
 
 /* ---- handles (handle.c) ---- */
 /* Completes a handle: records result/detail, wakes waiters, removes the name from the
  * in-flight set. Takes comm->mutex. */
 void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_detail);
-/* Completes exec[0..n) successfully under one lock, with one wake-up. */
-void hv__handles_complete(hv_comm_t *comm, const hv__exec_t *exec, size_t n);
+/* Completes exec[0..n) successfully under one lock, with one wake-up, and clears
+ * those entries (NULL): a completed handle is its caller's, who may free it at once. */
+void hv__handles_complete(hv_comm_t *comm, hv__exec_t *exec, size_t n);
 void hv__handle_free(struct hv_handle *h);
 
 /* ---- engine (engine_thread.c, negotiate_*.c, engine_execute.c, engine_inline.c) ---- */

@@ -283,11 +283,33 @@ static void run_cases(rank_env_t *env, int nodes) {
   if (nodes > 1) test_allreduce(env, "hier rab across", hier_without_shm);
   env->host.cross_algo = HV__ALGO_AUTO;
   test_allreduce(env, "ring_nb", ring_nb);
-  if (env->has_shm && nodes == 1) test_allreduce(env, "shm", hv__allreduce_shm);
+  /* The shared-memory cases must run in the slots: hv__allreduce_shm and the
+   * hierarchical allreduce fall back to MPI without them, which every value check
+   * would pass. The region's run count and the selection (what the engine reports)
+   * must both say shared memory. */
+  const unsigned long shm_runs = env->shm.runs;
+  if (env->has_shm && nodes == 1) {
+    test_allreduce(env, "shm", hv__allreduce_shm);
+    EXPECT(env->shm.runs > shm_runs, "rank %d: the shm case never ran in shared memory", env->all.transport.rank);
+    EXPECT(hv__allreduce_select(&env->all, HV__ALGO_SHM, 1 << 20)->id == HV__ALGO_SHM &&
+               hv__allreduce_select(&env->all, HV__ALGO_HIER, 1 << 20)->id == HV__ALGO_SHM,
+           "one node with shared memory: shm and hier select shm");
+  }
   if (nodes > 1) {
     test_allreduce(env, "hier", hier_without_shm);
-    if (env->has_shm) test_allreduce(env, "hier_shm", hv__allreduce_hier);
+    EXPECT(env->shm.runs == shm_runs, "rank %d: hier without shared memory used it", env->all.transport.rank);
+    if (env->has_shm) {
+      test_allreduce(env, "hier_shm", hv__allreduce_hier);
+      EXPECT(env->shm.runs > shm_runs, "rank %d: the hier_shm case never ran in shared memory", env->all.transport.rank);
+      EXPECT(hv__allreduce_select(&env->all, HV__ALGO_HIER, 1 << 20)->id == HV__ALGO_HIER_SHM &&
+                 hv__allreduce_select(&env->all, HV__ALGO_SHM, 1 << 20)->id == HV__ALGO_RING,
+             "several nodes with shared memory: hier selects hier_shm, shm the ring");
+    }
   }
+  if (!env->has_shm)
+    EXPECT(hv__allreduce_select(&env->all, HV__ALGO_SHM, 1 << 20)->id == HV__ALGO_RING &&
+               !strcmp(hv__allreduce_select(&env->all, HV__ALGO_HIER, 1 << 20)->name, "hier"),
+           "no shared memory: shm selects the ring, hier itself");
   if (env->mpi) test_allreduce(env, "mpi", hv__allreduce_mpi);
   test_reducescatter(env);
   test_allgatherv(env);
@@ -391,7 +413,7 @@ static int run_mpi(int *argc, char ***argv, int per_node) {
   EXPECT(hv__algo_ctx_init_mpi(&env->cross, &env->host, cross) == HV_SUCCESS, "cross context");
   /* Simulated ranks have no shared memory (their barrier would never yield to the
    * simulator): the platform's intra-node link carries the node phases. */
-  env->has_shm = !HV_SIMULATED && per_node > 1 && hv__shm_create(&env->shm, &env->host, local, SHM_SLOT) == HV_SUCCESS;
+  env->has_shm = !HV_SIMULATED && per_node > 1 && hv__shm_create(&env->shm, &env->host, local, SHM_SLOT, NULL, 0) == HV_SUCCESS;
   EXPECT(HV_SIMULATED || per_node == 1 || env->has_shm, "rank %d: no shared memory for the node", rank);
   link_contexts(env);
   run_cases(env, size / per_node);

@@ -16,7 +16,7 @@ for f in files:
     phases = {e["name"] for e in spans}
     for want in ("QUEUE", "NEGOTIATE", "FUSION_PACK", "FUSION_UNPACK"):
         assert want in phases, f"{f}: no {want} span (have {sorted(phases)})"
-    assert phases & {"ring", "rd", "mpi", "shm", "hier"}, f"{f}: no algorithm span"
+    assert phases & {"ring", "rd", "rab", "2d", "mpi", "shm", "hier", "hier_shm"}, f"{f}: no algorithm span"
     rows = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
     assert any(r.startswith("stress.t") for r in rows), f"{f}: tensor rows missing"
     assert all(e["dur"] >= 0 for e in spans)

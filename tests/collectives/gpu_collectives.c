@@ -3,7 +3,8 @@
  * every dtype with sum, max and average (float dtypes), in and out of place, for counts
  * that do and do not divide by the ranks of a node; allgather; broadcast from the
  * first and the last rank; a count that differs on one rank fails on every rank with
- * HV_ERR_MISMATCH and leaves the communicator usable; a fused group of tensors with
+ * HV_ERR_MISMATCH and leaves the communicator usable, and so does a group of the same
+ * total split into other tensor sizes on one rank; a fused group of tensors with
  * compression and scaling (hv_allreduce_cuda_group); reduce-scatter (sum, max,
  * average) and all-to-all of several dtypes and counts. Device buffers are poisoned
  * before each call, so elements left unwritten show. Rank i uses device i mod the
@@ -249,6 +250,20 @@ int main(int argc, char **argv) {
   cuda_ok(cudaMalloc((void **)&d, 64 * sizeof(float)), "cudaMalloc");
   hv_result_t rc = hv_allreduce_cuda(comm, d, d, R == N - 1 ? 32 : 64, HV_FLOAT32, HV_SUM, stream);
   CHECK(N == 1 || rc == HV_ERR_MISMATCH, "mismatched counts gave %s", hv_strerror(rc));
+  /* A group of the same total (64) and number of tensors, split differently on the last
+   * rank ({48, 16} against {16, 48}): without the hash of the list of counts every
+   * rank would reduce misaligned elements and succeed; it must fail on every rank
+   * (issue 27), as hv_grouped_allreduce does on the CPU. */
+  {
+    const int last = R == N - 1;
+    hv_cuda_tensor_t split[2] = {{d, d, last ? 48 : 16}, {d + (last ? 48 : 16), d + (last ? 48 : 16), last ? 16 : 48}};
+    rc = hv_allreduce_cuda_group(comm, split, 2, HV_FLOAT32, HV_SUM, NULL, stream);
+    CHECK(N == 1 || (rc == HV_ERR_MISMATCH && strstr(hv_comm_last_error(comm), "list of counts")),
+          "a group of the same total split differently gave %s: %s", hv_strerror(rc), hv_comm_last_error(comm));
+    hv_cuda_tensor_t same[2] = {{d, d, 16}, {d + 16, d + 16, 48}};
+    CHECK_RC(hv_allreduce_cuda_group(comm, same, 2, HV_FLOAT32, HV_SUM, NULL, stream));
+    cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize after the group");
+  }
   cudaFree(d);
   test_allreduce(comm, stream, 1000, HV_FLOAT32, HV_SUM, 0);
   cudaStreamDestroy(stream);

@@ -114,6 +114,54 @@ static void test_large(hv_comm_t *comm, const char *algo, int out_of_place) {
   free(x);
 }
 
+/* What ran must be what was asked for: a shared-memory algorithm that silently fell
+ * back to MPI would otherwise pass every value check above. shm_expected: the node
+ * has several ranks and nothing turned shared memory off on purpose (the caller's
+ * --shm=off says /dev/shm is too small here, and then the fall-back must be seen). */
+static void check_algorithms_ran(hv_comm_t *comm, const char *algo, int shm_expected) {
+  static const char *const names[] = {"shm", "hier_shm", "hier", "ring", "rd", "rab", "2d", "mpi"};
+  uint64_t n[8], total = 0;
+  char seen[256] = "";
+  for (int i = 0; i < 8; i++) {
+    CHECK_RC(hv_comm_allreduce_count(comm, names[i], &n[i]));
+    total += n[i];
+    if (n[i]) snprintf(seen + strlen(seen), sizeof seen - strlen(seen), " %s:%llu", names[i], (unsigned long long)n[i]);
+  }
+  int local = 0, cross = 0, on = -1;
+  char why[512];
+  hv_comm_local_size(comm, &local);
+  hv_comm_cross_size(comm, &cross);
+  CHECK_RC(hv_comm_shm_status(comm, &on, why, sizeof why));
+  if (N == 1) {
+    CHECK(total == 0, "algo %s on one rank: allreduces counted (%s) though nothing communicates", algo, seen);
+    return;
+  }
+  CHECK(total > 0, "algo %s: no allreduce counted", algo);
+  if (local > 1) {
+    CHECK(on == shm_expected, "algo %s: shared memory is %s, expected %s (%s)", algo, on ? "on" : "off",
+          shm_expected ? "on" : "off", why);
+  }
+  const uint64_t shm_runs = n[0] + n[1];
+  if (!shm_expected || local == 1) CHECK(shm_runs == 0, "algo %s: shared memory ran (%s) though it is off", algo, seen);
+  /* Forced shm and auto on one node, and forced hier, use shared memory for every
+   * batch (on several nodes, auto's small batches take recursive doubling, and the
+   * shm allreduce, which needs every rank on one node, is the ring). */
+  if (shm_expected && local > 1) {
+    if (((!strcmp(algo, "shm") || !strcmp(algo, "auto")) && cross == 1) || !strcmp(algo, "hier"))
+      CHECK(shm_runs == total, "algo %s: %llu of %llu batches did not run in shared memory (%s)", algo,
+            (unsigned long long)(total - shm_runs), (unsigned long long)total, seen);
+    if (!strcmp(algo, "auto") && cross > 1) CHECK(n[1] > 0, "algo auto on %d nodes: hier_shm never ran (%s)", cross, seen);
+  }
+  if ((!shm_expected || cross > 1) && !strcmp(algo, "shm"))
+    CHECK(n[3] == total, "algo shm without shared memory or on several nodes: expected the ring for every batch (%s)", seen);
+  for (int i = 2; i < 8; i++) /* a forced flat algorithm runs alone */
+    if (!strcmp(algo, names[i]) && i != 2)
+      CHECK(n[i] == total, "algo %s forced: ran%s", algo, seen);
+  if (!strcmp(algo, "hier") && !shm_expected) CHECK(n[2] == total, "algo hier without shared memory: ran%s", seen);
+  if (R == 0) printf("algo %s: allreduce batches by algorithm:%s%s%s\n", algo, seen, on ? "" : "; shared memory off: ",
+                     on ? "" : why);
+}
+
 static void test_other_collectives(hv_comm_t *comm) {
   for (int dt = 0; dt < HV_NUM_DTYPES; dt++) {
     if (!dtype_wanted(dt)) continue;
@@ -206,15 +254,17 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &N);
   /* Arguments: --large (add the 64 MiB case), --large-only (only that case: the
    * AddressSanitizer build's 64 MiB run), --quick (fewer dtypes, ops and counts),
-   * --algos=a,b,... (default: all). An
+   * --shm=off (shared memory must be found missing: every algorithm falls back to
+   * MPI), --algos=a,b,... (default: all). An
    * algorithm written name@SIZE runs with HV_SHM_SLOT_BYTES=SIZE: shm@4K makes fused
    * batches span several slot-sized pieces, with tensors split across their edges. */
-  int large = 0, large_only = 0;
+  int large = 0, large_only = 0, shm_off = 0;
   char algo_list[128] = "auto,ring,rd,mpi,hier,shm,shm@4K,rab,2d";
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--large") == 0) large = 1;
     else if (strcmp(argv[i], "--large-only") == 0) large = large_only = 1;
     else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else if (strcmp(argv[i], "--shm=off") == 0) shm_off = 1; /* /dev/shm is too small here */
     else if (strncmp(argv[i], "--algos=", 8) == 0) snprintf(algo_list, sizeof algo_list, "%s", argv[i] + 8);
   }
   setenv("HV_FUSION_THRESHOLD", "64K", 1);
@@ -239,6 +289,7 @@ int main(int argc, char **argv) {
     CHECK(size == N && rank == R, "rank/size %d/%d, MPI says %d/%d", rank, size, R, N);
     if (!large_only) test_allreduce(comm, algos[a]);
     if (large) test_large(comm, algos[a], large_only);
+    check_algorithms_ran(comm, algo, !shm_off && !(slot && strcmp(slot, "0") == 0));
     if (a == 0 && !large_only) test_other_collectives(comm);
     if (a == 0 && getenv("HV_RANKS_PER_NODE")) {
       int cross = 0, local = 0;

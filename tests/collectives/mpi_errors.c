@@ -7,6 +7,7 @@
  *    CTest regex on stderr) and HV_STALL_SHUTDOWN_TIME fails it on the others;
  *  - the engine keeps working after every one of these. */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,27 @@ int main(int argc, char **argv) {
   CHECK(hv_allreduce_async(comm, "bad.null", NULL, NULL, 4, HV_FLOAT32, HV_SUM, NULL, &h) == HV_ERR_INVALID_ARGUMENT, "NULL buffers");
   CHECK(hv_alltoall_async(comm, "bad.overlap", x, x + 1, 4, HV_FLOAT32, &h) == HV_ERR_INVALID_ARGUMENT, "overlap");
   CHECK(hv_allreduce_async(NULL, "x", x, x, 4, HV_FLOAT32, HV_SUM, NULL, &h) == HV_ERR_INVALID_ARGUMENT, "NULL comm");
+  /* Sizes whose product (count x ranks x element size) wraps size_t: refused, naming
+   * the values, instead of a request that looks small (issue 27). `big` x N ranks x 4
+   * bytes overflows while `big` x 4 alone does not. */
+  {
+    const size_t big = SIZE_MAX / 4 / (size_t)N + 1;
+    char want[96];
+    snprintf(want, sizeof want, "%zu elements x %d x 4 bytes (float32) overflows size_t", big, N);
+    CHECK(hv_allgather_async(comm, "ovf.ag", x, d, big, HV_FLOAT32, &h) == HV_ERR_INVALID_ARGUMENT &&
+              strstr(hv_comm_last_error(comm), want), "allgather overflow: %s", hv_comm_last_error(comm));
+    CHECK(hv_reducescatter_async(comm, "ovf.rs", x, d, big, HV_FLOAT32, HV_SUM, &h) == HV_ERR_INVALID_ARGUMENT &&
+              strstr(hv_comm_last_error(comm), want), "reducescatter overflow: %s", hv_comm_last_error(comm));
+    CHECK(hv_alltoall_async(comm, "ovf.a2a", x, d, big, HV_FLOAT32, &h) == HV_ERR_INVALID_ARGUMENT &&
+              strstr(hv_comm_last_error(comm), want), "alltoall overflow: %s", hv_comm_last_error(comm));
+    const size_t huge = SIZE_MAX / 8 + 1; /* x 8 bytes wraps */
+    snprintf(want, sizeof want, "%zu elements x 1 x 8 bytes (float64) overflows size_t", huge);
+    CHECK(hv_broadcast_async(comm, "ovf.bc", d, huge, HV_FLOAT64, 0, &h) == HV_ERR_INVALID_ARGUMENT &&
+              strstr(hv_comm_last_error(comm), want), "broadcast overflow: %s", hv_comm_last_error(comm));
+    size_t counts[8];
+    CHECK(hv_allgatherv_async(comm, "ovf.agv", d, huge, HV_FLOAT64, d, 64, counts, &h) == HV_ERR_INVALID_ARGUMENT &&
+              strstr(hv_comm_last_error(comm), want), "allgatherv overflow: %s", hv_comm_last_error(comm));
+  }
   /* A blocking call inside a group could never complete: refused, the group goes on. */
   CHECK_RC(hv_group_start(comm));
   CHECK(hv_allreduce(comm, "bad.group", x, x, 4, HV_FLOAT32, HV_SUM, NULL) == HV_ERR_INVALID_ARGUMENT &&

@@ -177,6 +177,14 @@ int main(int argc, char **argv) {
       char what[64];
       snprintf(what, sizeof what, "%s, threshold %s", algos[a], thresholds[th] ? thresholds[th] : "default");
       test_values(comm, what);
+      /* Asked for shared memory on one node (shm, auto) with several ranks: it must
+       * have run (a silent fall-back to MPI passes every value check). */
+      int local = 0;
+      uint64_t shm_runs = 0;
+      hv_comm_local_size(comm, &local);
+      CHECK_RC(hv_comm_allreduce_count(comm, "shm", &shm_runs));
+      if (local > 1 && local == N && (!strcmp(algos[a], "shm") || !strcmp(algos[a], "auto")))
+        CHECK(shm_runs > 0, "%s: the grouped allreduces never ran in shared memory", what);
       if (a == 0 && th == 0) test_errors(comm);
       test_comm = NULL;
       CHECK_RC(hv_shutdown(comm));

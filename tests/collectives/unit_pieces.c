@@ -2,6 +2,7 @@
  * brute-force reference under random insert, insert-if-absent and remove), the response cache (bit
  * assignment, metadata match, eviction), fusion packing conversions with scaling
  * and compression, the element-wise reductions, and size/env parsing. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,12 +154,55 @@ static void test_parsing(void) {
   CHECK(strstr(hv_strerror(HV_ERR_MISMATCH), "mismatch") != NULL, "strerror text");
 }
 
+/* Size products that wrap size_t are refused with HV_ERR_INVALID_ARGUMENT (issue 27):
+ * the shared-memory region (slot x local ranks), and the algorithms' reduce-scatter
+ * (block x ranks x element size) and all-to-all (block bytes x ranks), which a caller
+ * other than the engine's checked API may reach. */
+static hv_result_t last_code;
+static char last_detail[256];
+static void record(void *owner, const char *detail) {
+  (void)owner;
+  snprintf(last_detail, sizeof last_detail, "%s", detail);
+}
+
+static void test_size_overflow(void) {
+  CHECK(hv__shm_region_bytes(4, 4096) >= 4 * 4096, "region of 4 x 4K: %zu", hv__shm_region_bytes(4, 4096));
+  CHECK(hv__shm_region_bytes(32, (size_t)1e18) == 0, "32 x 1e18 bytes must overflow: %zu",
+        hv__shm_region_bytes(32, (size_t)1e18));
+  CHECK(hv__shm_region_bytes(2, SIZE_MAX - 10) == 0, "slot rounding past SIZE_MAX: %zu",
+        hv__shm_region_bytes(2, SIZE_MAX - 10));
+  CHECK(hv__shm_region_bytes(1, SIZE_MAX - 100) == 0, "a slot of SIZE_MAX - 100 plus the header: %zu",
+        hv__shm_region_bytes(1, SIZE_MAX - 100));
+
+  hv__algo_host_t host;
+  memset(&host, 0, sizeof host);
+  host.errors.record = record;
+  hv__algo_ctx_t ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.host = &host;
+  ctx.transport.size = 4;
+  float buf[4] = {0};
+  const size_t block = SIZE_MAX / 4 / 4 + 1; /* x 4 ranks x 4 bytes wraps */
+  char want[160];
+  last_detail[0] = '\0';
+  last_code = hv__reducescatter(&ctx, buf, block, HV_FLOAT32, HV_SUM);
+  snprintf(want, sizeof want, "a block of %zu elements x 4 ranks x 4 bytes (float32) does not fit", block);
+  CHECK(last_code == HV_ERR_INVALID_ARGUMENT && strstr(last_detail, want), "reducescatter overflow: %d '%s'",
+        (int)last_code, last_detail);
+  last_detail[0] = '\0';
+  last_code = hv__alltoall(&ctx, buf, buf, SIZE_MAX / 4 + 1);
+  snprintf(want, sizeof want, "blocks of %zu bytes x 4 ranks do not fit", SIZE_MAX / 4 + 1);
+  CHECK(last_code == HV_ERR_INVALID_ARGUMENT && strstr(last_detail, want), "alltoall overflow: %d '%s'",
+        (int)last_code, last_detail);
+}
+
 int main(void) {
   test_hashmap();
   test_cache();
   test_convert_and_reduce();
   test_simd_matches_scalar();
   test_parsing();
+  test_size_overflow();
   printf("%d passed, %d failed\n", check_count - check_failures, check_failures);
   return check_failures ? 1 : 0;
 }

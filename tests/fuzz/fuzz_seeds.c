@@ -105,6 +105,43 @@ static void mnist_seed(const char *target, const char *name, uint8_t flags, int 
   seed(target, name, prefix, 3, body, il + ll);
 }
 
+/* Headers that promise more than the file holds (the reader must refuse them before
+ * allocating): checked to be refused with the expected words, then written. */
+static void limit_seed(const char *name, uint8_t flags, const uint8_t *img, size_t il,
+                       const char *want) {
+  uint8_t lab[8 + 1];
+  const size_t ll = make_labels(lab, 1);
+  const char *dir = fuzz_tmpdir();
+  char ip[4200], lp[4200], err[512] = "";
+  snprintf(ip, sizeof ip, "%s/i", dir);
+  snprintf(lp, sizeof lp, "%s/l", dir);
+  fuzz_write_file(ip, img, il, flags & 1);
+  fuzz_write_file(lp, lab, ll, 0);
+  dataset_t ds;
+  if (dataset_load_idx_pair(ip, lp, &ds, err, sizeof err) == 0 || !strstr(err, want))
+    die(name, err[0] ? err : "accepted");
+  static uint8_t body[64 + 16];
+  memcpy(body, img, il);
+  memcpy(body + il, lab, ll);
+  const uint8_t prefix[3] = {flags, (uint8_t)(il >> 8), (uint8_t)il};
+  seed("mnist", name, prefix, 3, body, il + ll);
+}
+
+static void limit_seeds(void) {
+  uint8_t img[16 + 48] = {0};
+  /* 2^20 images of 1024 x 1024: 2^40 bytes asked, gzip and plain. */
+  put_be32(img, MNIST_IMAGES_MAGIC), put_be32(img + 4, 1u << 20), put_be32(img + 8, 1024),
+      put_be32(img + 12, 1024);
+  limit_seed("limit-gz-asks-2p40", 0x01, img, sizeof img, "implausible header");
+  limit_seed("limit-plain-asks-2p40", 0x00, img, sizeof img, "implausible header");
+  /* 10^6 images of 28 x 28 (within the format's bound) from a tiny gzip file. */
+  put_be32(img + 4, 1000000), put_be32(img + 8, 28), put_be32(img + 12, 28);
+  limit_seed("limit-gz-784mb-in-tiny", 0x01, img, sizeof img, "gzip file can hold");
+  /* 1 image of 2 x 3 followed by 42 bytes it did not announce. */
+  put_be32(img + 4, 1), put_be32(img + 8, 2), put_be32(img + 12, 3);
+  limit_seed("limit-gz-trailing", 0x01, img, sizeof img, "oversized (trailing bytes)");
+}
+
 static void mnist_seeds(void) {
   mnist_seed("mnist", "idx-2x28x28", 0x00, 0, 2, 28, 28);
   mnist_seed("mnist", "idx-2x28x28-gz", 0x03, 0, 2, 28, 28);
@@ -125,6 +162,7 @@ static void mnist_seeds(void) {
   memcpy(body + gl, lab, ll);
   const uint8_t prefix[3] = {0x00, (uint8_t)(gl >> 8), (uint8_t)gl};
   seed("mnist", "raw-gzip-1x3x3", prefix, 3, body, gl + ll);
+  limit_seeds();
 }
 
 static void cifar_seed(const char *name, uint8_t flags, int n) {
@@ -184,6 +222,26 @@ static void checkpoint_seeds(void) {
       die(seeds[s].name, err);
     seed_file("checkpoint", seeds[s].name, &seeds[s].flags, path);
   }
+  /* Headers the reader must refuse before allocating the body: 2^61 parameters
+   * (bytes 16..23), and a file padded past the size its header implies. */
+  if (checkpoint_save(path, m, NULL, &meta, err, sizeof err)) die("limit", err);
+  FILE *f = fopen(path, "r+b");
+  const uint64_t huge = (uint64_t)1 << 61;
+  if (!f || fseek(f, 16, SEEK_SET) || fwrite(&huge, 8, 1, f) != 1 || fclose(f))
+    die("limit-huge-params", "cannot patch");
+  if (checkpoint_load(path, back, NULL, NULL, err, sizeof err) == 0 ||
+      !strstr(err, "holds 2305843009213693952 parameters"))
+    die("limit-huge-params", err);
+  const uint8_t fixcrc = 0x01;
+  seed_file("checkpoint", "limit-huge-params", &fixcrc, path);
+  if (checkpoint_save(path, m, NULL, &meta, err, sizeof err)) die("limit", err);
+  f = fopen(path, "ab");
+  static const uint8_t pad[64];
+  if (!f || fwrite(pad, 1, sizeof pad, f) != sizeof pad || fclose(f)) die("limit-padded", "cannot pad");
+  if (checkpoint_load(path, back, NULL, NULL, err, sizeof err) == 0 || !strstr(err, "oversized"))
+    die("limit-padded", err);
+  const uint8_t plain = 0x00;
+  seed_file("checkpoint", "limit-padded", &plain, path);
   sgd_free(&opt);
   sgd_free(&opt_back);
   model_free(m);

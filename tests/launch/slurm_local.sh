@@ -81,6 +81,21 @@ timeout --signal=KILL 120 srun --ntasks-per-node=4 hvrun workloads/cifar_ddp $CI
   --results "$HV_SLURM_DIR/cifar-b" > "$O.5" 2>&1
 lib_check_cifar "srun --ntasks-per-node=4 hvrun workloads/cifar_ddp ($(lib_ms "$t0") ms)" $? "$O.5" 4 1 "$HV_SLURM_DIR/cifar-b"
 
+# hvrun --restarts inside a batch job (issue 21): hvrun runs mpirun in the allocation,
+# rank 1 SIGKILLs itself, hvrun relaunches on the allocation's node and the job ends 0
+cat > "$HV_SLURM_DIR/elastic.sh" <<JOB
+#!/bin/bash
+hvrun --restarts 1 -np 2 tests/elastic/elastic_worker --steps 60 --state $HV_SLURM_DIR/elastic.state --kill-rank 1 --kill-step 20
+echo "elastic job exit \$?"
+JOB
+t0=$(date +%s%N)
+job=$(timeout 30 sbatch --parsable -n 2 -o "$O.7" "$HV_SLURM_DIR/elastic.sh" 2>&1)
+for _ in $(seq 900); do [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && break; sleep 0.1; done
+grep -Eq '^hvrun: restart 1 of 1: lost rank 1 on host [^ ]+ \(killed by signal 9\); relaunching 2 ranks' "$O.7" &&
+  grep -q '^DONE steps=60 restart=1 size=2$' "$O.7" && grep -q '^elastic job exit 0$' "$O.7" &&
+  lib_ok "sbatch -n 2: hvrun --restarts 1 relaunched the job after a kill and it finished ($(lib_ms "$t0") ms)" ||
+  { lib_bad "sbatch hvrun --restarts:"; grep -v '\] \[' "$O.7" | sed 's/^/    | /' | tail -30; }
+
 # the same from an install prefix (cmake --install of the whole build)
 PFX=$HV_SLURM_DIR/prefix
 cmake --install "$B" --prefix "$PFX" >/dev/null 2>&1 || lib_bad "cmake --install $B --prefix $PFX"

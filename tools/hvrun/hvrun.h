@@ -7,6 +7,8 @@
  *   gpu_select.c  the task's GPU, among those a scheduler may already have chosen
  *   mpirun_cmd.c  the mpirun command line of standalone mode
  *   self_check.c  --check: an allreduce self-test through libhvcoll, one line per node
+ *   restart.c     --restarts N: runs mpirun, and relaunches the job on the survivors
+ *   run_record.c  each task's start / end records in the job's run directory (restarts)
  */
 #ifndef HVRUN_H
 #define HVRUN_H
@@ -39,6 +41,8 @@ typedef struct hvrun_opts {
   int topology; /* --topology; 2 with --json */
   int check;
   int verbose;
+  int restarts; /* --restarts N: relaunches after a lost rank or node (0: exec mpirun) */
+  int min_np;   /* --min-np M: never relaunch on fewer ranks */
   char **prog_argv; /* the program and its arguments (NULL-terminated); NULL if none */
   int prog_argc;
 } hvrun_opts_t;
@@ -85,6 +89,21 @@ void gpu_select_export(const hv_topo_t *topo, const gpu_select_t *sel, const hv_
 /* Standalone mode: builds and execs (or with --dry-run prints) the mpirun command
  * that runs this hvrun binary on every rank. Does not return. */
 void mpirun_cmd_run(const hvrun_opts_t *opts);
+/* The mpirun command for np ranks on hosts ("h1:2,h2:2"; NULL: the user's -H or
+ * --hostfile), running `hvrun --check` when extra is "--check"; NULL-terminated. */
+char **mpirun_cmd_build(const hvrun_opts_t *opts, int np, const char *hosts, const char *extra,
+                        char *mpirun_path, size_t path_len);
+void mpirun_cmd_print(char **argv);
+
+/* --restarts: runs the job, and after a lost rank or node relaunches it on what
+ * remains. Returns the exit code for hvrun. */
+int restart_supervise(const hvrun_opts_t *opts);
+
+/* Restart records (HV_RUN_DIR and HV_RESTART exported by restart_supervise): the
+ * task writes "start" before the program runs and "end" when it ends; the program
+ * runs as a child, so that a task killed with it still leaves its verdict. */
+int run_record_wanted(void);
+void run_record_exec(const hvrun_task_t *task, char **argv) __attribute__((noreturn));
 
 /* --check under a launcher: hv_init, exact allreduce, consistency of hv's view with
  * the launcher's, rank 0 prints one line per node. Returns the exit code. */

@@ -46,6 +46,10 @@ static const char *hvrun_usage_text =
     "  --hostfile FILE      an Open MPI hostfile (not with -H)\n"
     "  --oversubscribe      allow more ranks than slots (added by itself on one\n"
     "                       machine without -H/--hostfile when ranks > cores)\n"
+    "  --restarts N         keep the job going: when a rank dies or a node is lost,\n"
+    "                       relaunch it (on the hosts that remain) up to N times; the\n"
+    "                       program finds HV_RESTART (0, 1, ...) in its environment\n"
+    "  --min-np M           with --restarts: never relaunch on fewer than M ranks\n"
     "  --dry-run            print the mpirun command (or, in a task, the binding and\n"
     "                       the exec) instead of running it\n"
     "\n"
@@ -100,6 +104,15 @@ static int hvrun_parse_np(const char *s) {
   return (int)v;
 }
 
+static int hvrun_parse_count(const char *opt, const char *s, long least) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || *end || end == s || v < least || v > 1000000)
+    hvrun_die(NULL, 2, "%s needs a whole number of at least %ld, got '%s'", opt, least, s);
+  return (int)v;
+}
+
 static const char *hvrun_value(int argc, char **argv, int *i) {
   if (*i + 1 >= argc) hvrun_die(NULL, 2, "option %s needs a value (see hvrun --help)", argv[*i]);
   return argv[++*i];
@@ -121,6 +134,8 @@ static void hvrun_parse(int argc, char **argv, hvrun_opts_t *o) {
     else if (!strcmp(a, "-H") || !strcmp(a, "--host")) o->hosts = hvrun_value(argc, argv, &i);
     else if (!strcmp(a, "--hostfile")) o->hostfile = hvrun_value(argc, argv, &i);
     else if (!strcmp(a, "--oversubscribe")) o->oversubscribe = 1;
+    else if (!strcmp(a, "--restarts")) o->restarts = hvrun_parse_count(a, hvrun_value(argc, argv, &i), 0);
+    else if (!strcmp(a, "--min-np")) o->min_np = hvrun_parse_count(a, hvrun_value(argc, argv, &i), 1);
     else if (!strcmp(a, "--dry-run")) o->dry_run = 1;
     else if (!strcmp(a, "--topology")) o->topology = 1;
     else if (!strcmp(a, "--json")) json = 1;
@@ -153,6 +168,12 @@ static void hvrun_validate(const hvrun_opts_t *o, int under_launcher) {
   if (!o->np && (o->hosts || o->hostfile || o->oversubscribe))
     hvrun_die(NULL, 2, "-np N is missing: %s needs the number of ranks",
               o->hosts ? "-H" : o->hostfile ? "--hostfile" : "--oversubscribe");
+  if ((o->restarts || o->min_np) && !o->np)
+    hvrun_die(NULL, 2, "%s needs -np N: hvrun must launch the job itself to relaunch it (inside a Slurm "
+                       "allocation: `hvrun --restarts N -np P prog`, not under srun)",
+              o->restarts ? "--restarts" : "--min-np");
+  if (o->min_np && !o->restarts) hvrun_die(NULL, 2, "--min-np goes with --restarts N");
+  if (o->restarts && o->check) hvrun_die(NULL, 2, "--restarts does not go with --check");
   if (o->np && under_launcher)
     hvrun_die(NULL, 2, "conflicting: -np %d inside a task of srun/mpirun would start one mpirun per task; "
                        "drop -np (the launcher already started the ranks)", o->np);
@@ -188,6 +209,7 @@ int main(int argc, char **argv) {
   int under = launch_env_present();
   hvrun_validate(&o, under);
   if (o.topology) return hvrun_topology(&o, under);
+  if (o.np && o.restarts && !o.dry_run) return restart_supervise(&o);
   if (o.np) mpirun_cmd_run(&o);
   hvrun_task_t task;
   char err[1024];

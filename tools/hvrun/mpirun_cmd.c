@@ -62,9 +62,14 @@ static void mpirun_print_word(const char *s) {
   putchar('\'');
 }
 
-void mpirun_cmd_run(const hvrun_opts_t *o) {
+/* Builds the command for np ranks on hosts ("h1:2,h2:2"; NULL: the user's -H or
+ * --hostfile), with `extra` (NULL or "--check") in place of the program when given.
+ * The strings live as long as the process. */
+char **mpirun_cmd_build(const hvrun_opts_t *o, int np_ranks, const char *hosts, const char *extra,
+                        char *mpirun_path, size_t path_len) {
   char path[PATH_MAX], err[512], self[PATH_MAX], np[32];
-  if (!o->check) {
+  int check = o->check || extra;
+  if (!check) {
     int rc = task_exec_resolve(o->prog_argv[0], 1, path, sizeof(path), err, sizeof(err));
     if (rc) hvrun_die(NULL, rc, "cannot run '%s': %s", o->prog_argv[0], err);
   }
@@ -74,31 +79,34 @@ void mpirun_cmd_run(const hvrun_opts_t *o) {
 
   const char *mpirun = getenv("HV_MPIRUN");
   if (!mpirun || !*mpirun) mpirun = HVRUN_MPIRUN;
-  char mpirun_path[PATH_MAX];
-  if (task_exec_resolve(mpirun, 0, mpirun_path, sizeof(mpirun_path), err, sizeof(err)) != 0)
+  if (task_exec_resolve(mpirun, 0, mpirun_path, path_len, err, sizeof(err)) != 0)
     hvrun_die(NULL, 127, "Open MPI's mpirun ('%s') not found: %s. Install openmpi-bin or set HV_MPIRUN",
               mpirun, err);
 
   mpirun_argv_t a = {0};
   mpirun_argv_push(&a, mpirun);
-  snprintf(np, sizeof(np), "%d", o->np);
+  snprintf(np, sizeof(np), "%d", np_ranks);
   mpirun_argv_push(&a, "-np");
   mpirun_argv_push(&a, np);
-  if (o->hosts) {
+  if (hosts) {
+    mpirun_argv_push(&a, "--host");
+    mpirun_argv_push(&a, hosts);
+  } else if (o->hosts) {
     mpirun_argv_push(&a, "--host");
     mpirun_argv_push(&a, o->hosts);
-  }
-  if (o->hostfile) {
+  } else if (o->hostfile) {
     mpirun_argv_push(&a, "--hostfile");
     mpirun_argv_push(&a, o->hostfile);
   }
-  int single_demo = !o->hosts && !o->hostfile && !getenv("SLURM_JOB_ID");
+  int single_demo = !hosts && !o->hosts && !o->hostfile && !getenv("SLURM_JOB_ID");
   if (o->oversubscribe) mpirun_argv_push(&a, "--oversubscribe");
   else if (single_demo) {
     int cores = mpirun_local_cores();
-    if (o->np > cores) {
-      fprintf(stderr, "hvrun: note: %d ranks on %d cores of this machine: adding --oversubscribe "
-                      "(single-machine demo; ranks share cores)\n", o->np, cores);
+    if (np_ranks > cores) {
+      const char *attempt = getenv("HV_RESTART");
+      if (!extra && (!attempt || strcmp(attempt, "0") == 0)) /* said once, not per restart */
+        fprintf(stderr, "hvrun: note: %d ranks on %d cores of this machine: adding --oversubscribe "
+                        "(single-machine demo; ranks share cores)\n", np_ranks, cores);
       mpirun_argv_push(&a, "--oversubscribe");
     }
   }
@@ -119,21 +127,31 @@ void mpirun_cmd_run(const hvrun_opts_t *o) {
     mpirun_argv_push(&a, name);
   }
   mpirun_argv_push(&a, self);
-  if (o->verbose) mpirun_argv_push(&a, "-v");
-  if (o->check) mpirun_argv_push(&a, "--check");
+  if (o->verbose && !extra) mpirun_argv_push(&a, "-v");
+  if (check) mpirun_argv_push(&a, "--check");
   else {
     mpirun_argv_push(&a, path);
     for (int i = 1; i < o->prog_argc; i++) mpirun_argv_push(&a, o->prog_argv[i]);
   }
+  return a.v;
+}
+
+void mpirun_cmd_print(char **argv) {
+  for (int i = 0; argv[i]; i++) {
+    if (i) putchar(' ');
+    mpirun_print_word(argv[i]);
+  }
+  putchar('\n');
+  fflush(stdout);
+}
+
+void mpirun_cmd_run(const hvrun_opts_t *o) {
+  char mpirun_path[PATH_MAX];
+  char **argv = mpirun_cmd_build(o, o->np, NULL, NULL, mpirun_path, sizeof(mpirun_path));
   if (o->dry_run || o->verbose) {
-    for (int i = 0; i < a.n; i++) {
-      if (i) putchar(' ');
-      mpirun_print_word(a.v[i]);
-    }
-    putchar('\n');
-    fflush(stdout);
+    mpirun_cmd_print(argv);
     if (o->dry_run) exit(0);
   }
-  execvp(mpirun_path, a.v);
+  execvp(mpirun_path, argv);
   hvrun_die(NULL, 126, "cannot exec %s: %s", mpirun_path, strerror(errno));
 }

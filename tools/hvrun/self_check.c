@@ -4,7 +4,9 @@
  * small k, so every summation order gives the same sum), and compares hv's view of
  * the job (rank, size, local size from MPI_COMM_TYPE_SHARED) with the launcher's.
  * A fixed-size record per rank is then allgathered, and rank 0 prints one line per
- * node (ranks, GPUs, cores, pass/fail) and a summary. Every rank exits with the same
+ * node (ranks, GPUs, cores, the allreduce algorithms that ran and whether the node's
+ * shared memory is on, and why not: a /dev/shm too small is a silent slowdown
+ * otherwise; pass/fail) and a summary. Every rank exits with the same
  * code, so srun / mpirun report the result whichever rank they look at.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -21,7 +23,26 @@ typedef struct {
   char host[64];
   char cpus[64];
   char why[128];
+  char algos[64]; /* "shm x3": the allreduce algorithms that ran, and how often */
+  char shm[192];  /* "shared memory on", or off and why */
 } self_check_rec_t;
+
+/* What ran (hv_comm_allreduce_count) and the node's shared memory, for the node's line. */
+static void self_check_what_ran(hv_comm_t *comm, self_check_rec_t *me) {
+  static const char *const names[] = {"shm", "hier_shm", "hier", "ring", "rd", "rab", "2d", "mpi"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    uint64_t n = 0;
+    size_t l = strlen(me->algos);
+    if (hv_comm_allreduce_count(comm, names[i], &n) == HV_SUCCESS && n)
+      snprintf(me->algos + l, sizeof(me->algos) - l, "%s%s x%llu", l ? ", " : "", names[i], (unsigned long long)n);
+  }
+  if (!me->algos[0]) snprintf(me->algos, sizeof(me->algos), "none (one rank)");
+  int on = 0;
+  char why[512] = "";
+  hv_comm_shm_status(comm, &on, why, sizeof(why));
+  if (on) snprintf(me->shm, sizeof(me->shm), "shared memory on");
+  else snprintf(me->shm, sizeof(me->shm), "shared memory off (%.160s)", why);
+}
 
 /* One exact allreduce of count floats; returns 0 or writes the first wrong element. */
 static int self_check_allreduce(hv_comm_t *comm, int rank, int size, size_t count, char *why, size_t len) {
@@ -74,8 +95,10 @@ static void self_check_print_nodes(const self_check_rec_t *all, int size, double
     }
     nodes++;
     failed += !ok;
-    printf("hvrun --check: node %s: %d rank%s (%s), GPUs %s, PUs per rank [%s]%s: self-test %s\n", all[r].host, n,
-           n == 1 ? "" : "s", ranks, gpus[0] ? gpus : "none", cpus, over ? ", oversubscribed" : "", ok ? "passed" : "FAILED");
+    /* The node's first rank speaks for it: the ranks of a node agree on shared memory. */
+    printf("hvrun --check: node %s: %d rank%s (%s), GPUs %s, PUs per rank [%s]%s, allreduce: %s, %s: self-test %s\n",
+           all[r].host, n, n == 1 ? "" : "s", ranks, gpus[0] ? gpus : "none", cpus, over ? ", oversubscribed" : "",
+           all[r].algos, all[r].shm, ok ? "passed" : "FAILED");
   }
   printf("hvrun --check: %d rank%s on %d node%s: %s (%.3f s)\n", size, size == 1 ? "" : "s", nodes,
          nodes == 1 ? "" : "s",
@@ -117,6 +140,7 @@ int self_check_run(const hvrun_task_t *task, const hv_topo_t *topo, const hv_top
   static const size_t counts[] = {1, 7, 1u << 18};
   for (size_t i = 0; me.ok && i < sizeof(counts) / sizeof(counts[0]); i++)
     if (self_check_allreduce(comm, rank, size, counts[i], me.why, sizeof(me.why)) != 0) me.ok = 0;
+  self_check_what_ran(comm, &me);
 
   self_check_rec_t *all = calloc((size_t)size, sizeof(*all));
   int rc = 1;

@@ -198,6 +198,7 @@ void task_exec_run(const hvrun_opts_t *opts, const hvrun_task_t *task) {
     exit(0);
   }
   fflush(NULL);
+  if (run_record_wanted()) run_record_exec(task, opts->prog_argv); /* under hvrun --restarts */
   execvp(opts->prog_argv[0], opts->prog_argv);
   int e = errno;
   hvrun_die(task, e == ENOENT ? 127 : 126, "cannot exec '%s': %s", opts->prog_argv[0], strerror(e));

@@ -57,6 +57,11 @@ const char *cifar_args_usage(void) {
          "  --compression C       gradient allreduce on the wire: none | fp16 [none]\n"
          "  --checkpoint-dir DIR  atomic checkpoint after every epoch (and at --max-steps)\n"
          "  --resume              continue from the newest checkpoint in --checkpoint-dir\n"
+         "  --peer-checkpoint-every K|auto\n"
+         "                        under hvrun --restarts: every K steps, a copy of the\n"
+         "                        training state in each node's memory (/dev/shm), which\n"
+         "                        a relaunched job resumes from; 0 off [auto: every step\n"
+         "                        while a copy costs under 5% of a step]\n"
          "  --max-steps N         stop after N optimiser steps in all (smoke runs) [no limit]\n"
          "  --results DIR         per-epoch record and configuration as results.json and\n"
          "                        results.csv, plus loss/accuracy/throughput PNG plots\n"
@@ -148,6 +153,7 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
   a->micro_batches = 1;
   a->prefetch = 1;
   a->plots = 1;
+  a->peer_every = -1;
   if (parse_model(cifar_args_default_model(), a, err, errlen)) return -1;
 
   for (int i = 1; i < argc; i++) {
@@ -197,6 +203,9 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
       rc = parse_choice(f, v, compressions, &a->compression, err, errlen);
     } else if (!strcmp(f, "--checkpoint-dir")) {
       a->checkpoint_dir = v;
+    } else if (!strcmp(f, "--peer-checkpoint-every")) {
+      if (v && !strcmp(v, "auto")) a->peer_every = -1;
+      else rc = parse_int(f, v, 0, 1 << 30, &n, err, errlen), a->peer_every = (int)n;
     } else if (!strcmp(f, "--max-steps")) {
       rc = parse_int(f, v, 1, (long long)1 << 40, &a->max_steps, err, errlen);
     } else if (!strcmp(f, "--results")) {

@@ -31,6 +31,7 @@ typedef struct cifar_args {
   const char *checkpoint_dir; /* NULL: no checkpoints */
   int resume;
   long long max_steps;     /* 0: no limit */
+  int peer_every;          /* --peer-checkpoint-every: steps between copies; 0 off, -1 auto */
   const char *results;     /* NULL: no results files */
   int quiet;
   int augment;             /* random crop (pad 4) + horizontal flip */

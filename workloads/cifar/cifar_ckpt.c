@@ -49,6 +49,12 @@ static int list_steps(const char *dir, long long *steps, int cap, char *err, siz
   return n;
 }
 
+long long cifar_ckpt_newest(const char *dir) {
+  long long steps[64];
+  char err[64];
+  return list_steps(dir, steps, 64, err, sizeof err) > 0 ? steps[0] : -1;
+}
+
 static void ckpt_path(const char *dir, long long step, const char *ext, char *path, size_t len) {
   snprintf(path, len, "%s/ckpt-step-%0*lld.%s", dir, STEP_DIGITS, step, ext);
 }

@@ -32,4 +32,7 @@ int cifar_ckpt_resume(const char *dir, model_t *m, sgd_t *opt, checkpoint_meta_t
                       cifar_epoch_t *hist, int cap, int *n, char *path, size_t len, char *err,
                       size_t errlen);
 
+/* The step of the newest checkpoint in dir (by name, unread), or -1. */
+long long cifar_ckpt_newest(const char *dir);
+
 #endif /* HV_CIFAR_CKPT_H */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "clock.h"
 #include "model_gpu.h"
 #include "models.h"
@@ -175,13 +176,23 @@ static void order_epoch(cifar_train_t *t) {
 
 /* Test hook: HV_CIFAR_CRASH_AT_STEP=k kills rank 0 with SIGKILL right after step k,
  * as a node failure would, so tests can check resume-after-kill without racing a
- * timer. Read once. */
-static long long crash_step(void) {
+ * timer; HV_CIFAR_CRASH_RANK picks another rank. Only in the first attempt of a job
+ * that hvrun --restarts relaunches (HV_RESTART 0 or unset). Read once. */
+static long long crash_step(int *rank) {
   static long long v = -2;
+  static int who = 0;
   if (v == -2) {
-    const char *s = getenv("HV_CIFAR_CRASH_AT_STEP");
-    v = s && *s ? atoll(s) : -1;
+    /* main's check_env refused a bad value before training: parsed the same way. */
+    const char *s = getenv("HV_CIFAR_CRASH_AT_STEP"), *r = getenv("HV_CIFAR_CRASH_RANK"),
+               *attempt = getenv("HV_RESTART");
+    long long victim = 0;
+    if (!s || !*s || parse_int("HV_CIFAR_CRASH_AT_STEP", s, 0, (long long)1 << 40, &v, NULL, 0) ||
+        (attempt && strcmp(attempt, "0") != 0))
+      v = -1;
+    if (r && *r && parse_int("HV_CIFAR_CRASH_RANK", r, 0, 1 << 24, &victim, NULL, 0)) v = -1;
+    who = (int)victim;
   }
+  *rank = who;
   return v;
 }
 
@@ -200,7 +211,12 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
     return -1;
   }
   if (first > 0) dataloader_seek(t->train_dl, first);
-  double loss_sum = 0, correct_sum = 0;
+  /* A resumed epoch goes on from the sums its peer checkpoint holds, in the same
+   * order of additions as the uninterrupted run. */
+  const double *base = first > 0 && t->has_resume_partial ? t->resume_partial : NULL;
+  t->has_resume_partial = 0;
+  double loss_sum = base ? base[0] : 0, correct_sum = base ? base[1] : 0;
+  const double images_before = base ? base[2] : 0, cpu_before = base ? base[3] : 0;
   long long images = 0;
   int taken = 0;
   const double t0 = now_s(), cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
@@ -255,11 +271,17 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
     t->step++;
     taken++;
     images += (long long)L * t->size;
-    if (t->rank == 0 && t->step == crash_step()) raise(SIGKILL);
-    cifar_progress_update(progress, s + 1, loss_sum / ((double)taken * L), images, now_s());
+    int crash_rank;
+    if (t->step == crash_step(&crash_rank) && t->rank == crash_rank) raise(SIGKILL);
+    if (t->after_step && s + 1 < t->steps_per_epoch) { /* an epoch's end: cifar_peer_after_epoch */
+      const double partial[4] = {loss_sum, correct_sum, images_before + (double)taken * L,
+                                 cpu_before + clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0};
+      if (t->after_step(t->after_step_ctx, t, epoch, partial, err, errlen)) return -1;
+    }
+    cifar_progress_update(progress, s + 1, loss_sum / (images_before + (double)taken * L), images, now_s());
   }
   const double secs = now_s() - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
-  double sums[4] = {loss_sum, correct_sum, (double)taken * L, cpu};
+  double sums[4] = {loss_sum, correct_sum, images_before + (double)taken * L, cpu_before + cpu};
   if (ddp_allreduce_sum(t->ddp, "cifar.train.metrics", sums, 4)) {
     snprintf(err, errlen, "%s", ddp_error(t->ddp));
     return -1;
@@ -268,7 +290,7 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
   e->train_loss = sums[2] > 0 ? sums[0] / sums[2] : NAN;
   e->train_acc = sums[2] > 0 ? sums[1] / sums[2] : 0;
   e->seconds = secs;
-  e->images = images;
+  e->images = images + (long long)images_before * t->size; /* the resumed epoch's whole count */
   e->images_per_s = secs > 0 ? (double)images / secs : 0;
   e->lr = t->opt.lr;
   e->steps = t->step;

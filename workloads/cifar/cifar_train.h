@@ -39,6 +39,14 @@ typedef struct cifar_train {
   int amp;              /* --amp on the GPU: float16 compute, dynamic loss scaling */
   grad_scaler_t scaler;
   long long amp_skipped; /* steps skipped for inf/NaN gradients, in all */
+  /* Called after every optimiser step with this rank's sums of the epoch so far
+   * (loss, correct, images, cpu seconds): the peer checkpoints (cifar_peer.h). */
+  int (*after_step)(void *ctx, struct cifar_train *t, int epoch, const double partial[4], char *err,
+                    size_t errlen);
+  void *after_step_ctx;
+  /* The sums the resumed epoch starts from (a peer checkpoint's), used once. */
+  double resume_partial[4];
+  int has_resume_partial;
 } cifar_train_t;
 
 /* Builds the model (seeded identically on every rank; moved to the current GPU with

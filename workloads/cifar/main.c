@@ -14,15 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cifar_args.h"
 #include "cifar_ckpt.h"
 #include "cifar_data.h"
+#include "cifar_peer.h"
 #include "cifar_report.h"
 #include "cifar_train.h"
 #include "clock.h"
 #include "error_report.h"
 #include "hv.h"
+#include "restart_mark.h"
 #include "model_gpu.h"
+#include "settings.h"
 
 enum { MAX_EPOCH_RECORDS = 10001 }; /* --epochs is at most 10000 */
 
@@ -36,6 +40,29 @@ static int launcher_rank(void) {
     const char *v = getenv(vars[i]);
     if (v && *v) return atoi(v);
   }
+  return 0;
+}
+
+/* The HV_* settings this program reads, strictly, before any data is loaded: the
+ * trainer's (settings.h), HV_PROGRESS, and the tests' HV_CIFAR_CRASH_AT_STEP and
+ * HV_CIFAR_CRASH_RANK. 0, or -1
+ * with one line naming the variable, the value and what is accepted. */
+static int check_env(char *err, size_t errlen) {
+  trainer_settings_t set;
+  if (trainer_settings_read(&set, err, errlen)) return -1;
+  const char *progress = getenv("HV_PROGRESS");
+  if (progress && *progress && strcmp(progress, "bar") && strcmp(progress, "lines") &&
+      strcmp(progress, "auto")) {
+    snprintf(err, errlen, "HV_PROGRESS='%s' is not valid: expected auto, bar or lines", progress);
+    return -1;
+  }
+  const char *crash = getenv("HV_CIFAR_CRASH_AT_STEP");
+  long long step;
+  if (crash && *crash &&
+      parse_int("HV_CIFAR_CRASH_AT_STEP", crash, 0, (long long)1 << 40, &step, err, errlen))
+    return -1;
+  const char *victim = getenv("HV_CIFAR_CRASH_RANK");
+  if (victim && *victim && parse_int("HV_CIFAR_CRASH_RANK", victim, 0, 1 << 24, &step, err, errlen)) return -1;
   return 0;
 }
 
@@ -55,6 +82,19 @@ static int all_ok(hv_comm_t *comm, int ok, const char *msg) {
   }
   if (!r && bad == g_rank) report_error(msg);
   return r;
+}
+
+/* The peer checkpoints' hook, called by cifar_train_epoch after every step. */
+typedef struct peer_hook {
+  cifar_peer_t *peer;
+  const cifar_epoch_t *hist;
+  const int *n_hist;
+} peer_hook_t;
+
+static int after_step(void *ctx, cifar_train_t *t, int epoch, const double partial[4], char *err,
+                      size_t errlen) {
+  peer_hook_t *h = ctx;
+  return cifar_peer_after_step(h->peer, t, epoch, h->hist, *h->n_hist, partial, err, errlen);
 }
 
 static void print_start(const cifar_args_t *a, const cifar_run_info_t *info,
@@ -139,7 +179,9 @@ int main(int argc, char **argv) {
   }
 
   cifar_data_t data;
-  int ok = cifar_data_load(a.dataset, a.data_dir, &data, err, sizeof err) == 0 &&
+  memset(&data, 0, sizeof data);
+  int ok = check_env(err, sizeof err) == 0 &&
+           cifar_data_load(a.dataset, a.data_dir, &data, err, sizeof err) == 0 &&
            cifar_data_limit(&data, a.train_size, a.test_size, err, sizeof err) == 0;
   if (!all_ok(comm, ok, err)) {
     cifar_data_free(&data);
@@ -154,21 +196,60 @@ int main(int argc, char **argv) {
     return leave(comm, 1);
   }
 
-  /* Resume: rank 0 reads the checkpoint; DDP's broadcast hands it to the others. */
+  /* Resume: rank 0 reads the checkpoint; DDP's broadcast hands it to the others. A job
+   * that hvrun --restarts relaunched (HV_RESTART > 0) resumes by itself: from the
+   * newest peer checkpoint a node holds in memory, else from --checkpoint-dir. */
+  const int restart = restart_attempt();
+  if (rank0) restart_mark_resumable();
+  cifar_peer_t peer;
   cifar_epoch_t *hist = calloc(MAX_EPOCH_RECORDS, sizeof *hist);
-  int n_hist = 0, start_epoch = 0, first_step = 0;
+  int n_hist = 0, start_epoch = 0, first_step = 0, resumed = 0;
   checkpoint_meta_t meta = {0};
-  ok = hist != NULL;
-  snprintf(err, sizeof err, "out of memory");
-  if (ok && rank0 && a.resume) {
+  ok = hist != NULL && cifar_peer_init(&peer, a.peer_every, comm, err, sizeof err) == 0;
+  if (!hist) snprintf(err, sizeof err, "out of memory");
+  if (!all_ok(comm, ok, err)) goto fail_agreed;
+  double *peer_sums = NULL; /* every rank's sums of the resumed epoch (4 per rank) */
+  if (restart > 0 && peer.active) {
+    int64_t disk_step = rank0 && a.checkpoint_dir ? cifar_ckpt_newest(a.checkpoint_dir) : -1;
+    if (hv_broadcast(comm, "cifar.resume.disk", &disk_step, 1, HV_INT64, 0) != HV_SUCCESS) {
+      report_error(hv_comm_last_error(comm));
+      goto fail;
+    }
+    const long long peer_step = cifar_peer_gather(&peer, comm, disk_step, err, sizeof err);
+    if (peer_step == -2) {
+      report_error(err);
+      goto fail;
+    }
+    if (peer_step >= 0 && rank0) {
+      char path[4200];
+      ok = (peer_sums = calloc((size_t)info.world * 4, sizeof *peer_sums)) != NULL;
+      const int f = ok ? cifar_ckpt_resume(peer.dir, t.model, &t.opt, &meta, hist, MAX_EPOCH_RECORDS, &n_hist,
+                                           path, sizeof path, err, sizeof err) : -1;
+      if (f == 0) {
+        resumed = 1;
+        t.step = meta.step;
+        const int have = cifar_peer_partial(&peer, meta.step, info.world, peer_sums);
+        printf("Restart %d: resuming from the peer checkpoint of step %lld in memory (%s; disk: %s%lld)%s\n",
+               restart, (long long)meta.step, path, disk_step >= 0 ? "step " : "none, ",
+               (long long)disk_step, have ? "" : "; the epoch's sums restart (another world size)");
+        fflush(stdout);
+      } else {
+        fprintf(stderr, "cifar_ddp: restart %d: the peer checkpoint of step %lld is not usable (%s): %s\n", restart,
+                peer_step, ok ? err : "out of memory",
+                a.checkpoint_dir ? "resuming from --checkpoint-dir" : "no --checkpoint-dir: starting from scratch");
+        ok = 1;
+      }
+    }
+  }
+  if (ok && rank0 && !resumed && (a.resume || restart > 0) && a.checkpoint_dir) {
     char path[4200];
     const int f = cifar_ckpt_resume(a.checkpoint_dir, t.model, &t.opt, &meta, hist,
                                     MAX_EPOCH_RECORDS, &n_hist, path, sizeof path, err,
                                     sizeof err);
     if (f < 0) ok = 0;
     else if (f == 1) {
-      fprintf(stderr, "cifar_ddp: --resume: no checkpoint in %s yet, starting from scratch\n",
-              a.checkpoint_dir);
+      fprintf(stderr, "cifar_ddp: %s: no checkpoint in %s yet, starting from scratch\n",
+              a.resume ? "--resume" : "restart", a.checkpoint_dir);
     } else {
       t.step = meta.step;
       if (verbose) {
@@ -176,7 +257,29 @@ int main(int argc, char **argv) {
                (long long)meta.epoch, (long long)meta.step);
       }
     }
+  } else if (ok && rank0 && !resumed && restart > 0) {
+    fprintf(stderr, "cifar_ddp: restart %d: no peer checkpoint and no --checkpoint-dir: starting from scratch\n",
+            restart);
   }
+  /* Each rank's sums of the interrupted epoch (zeros unless rank 0 has them). */
+  int64_t have_sums = peer_sums != NULL;
+  if (hv_broadcast(comm, "cifar.resume.has_partial", &have_sums, 1, HV_INT64, 0) != HV_SUCCESS) {
+    report_error(hv_comm_last_error(comm));
+    goto fail;
+  }
+  if (have_sums) {
+    double *table = rank0 ? peer_sums : calloc((size_t)info.world * 4, sizeof *table);
+    if (!table || hv_broadcast(comm, "cifar.resume.partial", table, (size_t)info.world * 4, HV_FLOAT64, 0) != HV_SUCCESS) {
+      report_error(table ? hv_comm_last_error(comm) : "out of memory");
+      goto fail;
+    }
+    memcpy(t.resume_partial, table + 4 * g_rank, sizeof t.resume_partial);
+    t.has_resume_partial = table[4 * g_rank + 2] > 0;
+    if (!rank0) free(table);
+  }
+  free(peer_sums);
+  peer_hook_t hook = {&peer, hist, &n_hist};
+  if (peer.active) t.after_step = after_step, t.after_step_ctx = &hook;
   /* Unwritable output folders fail now, not after the first epoch. */
   if (ok && rank0 && a.checkpoint_dir)
     ok = cifar_report_mkdirs(a.checkpoint_dir, err, sizeof err) == 0;
@@ -260,6 +363,10 @@ int main(int argc, char **argv) {
                            sizeof err) == 0;
       if (!all_ok(comm, ok, err)) goto fail_agreed;
     }
+    if (!partial && cifar_peer_after_epoch(&peer, &t, epoch + 1, hist, n_hist, err, sizeof err)) {
+      report_error(err);
+      goto fail;
+    }
     if (partial) {
       stopped_by_steps = 1;
       break;
@@ -294,6 +401,7 @@ int main(int argc, char **argv) {
                         a.plots && !warn[0] ? ", loss.png, accuracy.png, throughput.png" : "");
   }
   free(hist);
+  cifar_peer_finish(&peer);
   cifar_train_free(&t);
   cifar_data_free(&data);
   return leave(comm, 0);

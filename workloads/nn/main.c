@@ -19,10 +19,13 @@
 #include "hv.h"
 #include "nn_args.h"
 #include "nn_boot.h"
+#include "nn_journal.h"
 #include "nn_ood.h"
 #include "nn_plan.h"
 #include "nn_report.h"
 #include "nn_sched.h"
+#include "restart_mark.h"
+#include "settings.h"
 
 static int g_rank = 0;
 
@@ -67,11 +70,17 @@ static int images_make(const dataset_t *ds, int n, nn_images_t *out) {
 
 static int load_data(const nn_args_t *a, const char *dir, dataset_t *tr, dataset_t *te,
                      char *err, size_t errlen) {
+  char tr_images[4096], te_images[4096], labels[4096];
+  if (dataset_mnist_paths(dir, "train", tr_images, labels, sizeof labels, err, errlen) ||
+      dataset_mnist_paths(dir, "test", te_images, labels, sizeof labels, err, errlen))
+    return -1;
   if (dataset_load_mnist(dir, "train", tr, err, errlen) != 0) return -1;
   if (dataset_load_mnist(dir, "test", te, err, errlen) != 0) return -1;
-  if (tr->c != 1 || tr->h != 28 || tr->w != 28 || te->c != 1 || te->h != 28 || te->w != 28) {
-    snprintf(err, errlen, "%s: images are %dx%dx%d, the network needs 1x28x28", dir, tr->c,
-             tr->h, tr->w);
+  /* The two sets agree first, so that a test set of another shape is named as such. */
+  if (dataset_check_pair(tr, tr_images, te, te_images, err, errlen)) return -1;
+  if (tr->c != 1 || tr->h != 28 || tr->w != 28) {
+    snprintf(err, errlen, "%.900s: images are %dx%dx%d, the network needs 1x28x28", tr_images,
+             tr->c, tr->h, tr->w);
     return -1;
   }
   if (a->train_size > tr->n || a->test_size > te->n) {
@@ -153,7 +162,11 @@ int main(int argc, char **argv) {
   memset(&trd, 0, sizeof trd);
   memset(&ted, 0, sizeof ted);
   uint8_t ood[784];
-  int failed = load_data(&a, dir, &trd, &ted, err, sizeof err) != 0;
+  /* The trainer's HV_* settings first: a typo is named before any data is read, not
+   * at the first bootstrap's model. */
+  trainer_settings_t set;
+  int failed = trainer_settings_read(&set, err, sizeof err) != 0 ||
+               load_data(&a, dir, &trd, &ted, err, sizeof err) != 0;
   if (!failed) {
     if (a.ood_image)
       failed = nn_ood_load_pgm(a.ood_image, ood, err, sizeof err) != 0;
@@ -206,15 +219,32 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
 
+  /* ---- the journal: a relaunched job (HV_RESTART > 0) or --resume keeps the
+   * bootstraps finished before (nn_journal.h); only the rest are handed out ---- */
+  if (g_rank == 0) restart_mark_resumable(); /* for hvrun --restarts */
+  nn_journal_t nj;
+  nn_journal_tabs_t tabs = {settings, cv_err, itab, dtab, test_prob, extra_prob};
+  int *todo = malloc(sizeof(int) * (size_t)nb);
+  if (!todo) report_fatal("out of memory for the journal");
+  failed = nn_journal_load(&nj, &a, &tr, &te, ood, n_extra, g_rank, &tabs, err, sizeof err) != 0;
+  if (failed) report_error(err);
+  if (!all_ok(comm, "nn/journal_ok", failed)) {
+    hv_shutdown(comm);
+    return 1;
+  }
+  const int n_todo = nn_journal_combine(&nj, comm, a.results, todo, err, sizeof err);
+  if (n_todo < 0) report_fatal(err);
+
   /* ---- the search: bootstraps handed out dynamically ---- */
   nn_sched_t sched;
-  if (nn_sched_init(&sched, comm, nb, a.poll_ms / 1000.0)) report_fatal("out of memory for the scheduler");
+  if (nn_sched_init(&sched, comm, n_todo, a.poll_ms / 1000.0)) report_fatal("out of memory for the scheduler");
   nn_boot_cfg_t cfg = {&tr, &te, fold_of, a.folds, nt, a.space, a.seed,
                        {a.max_epochs, a.tolerance, a.batch, nn_sched_poll, &sched},
                        extra_x, n_extra, a.verbose};
   int my_failed = 0;
   char my_err[1024] = "";
-  for (int b; (b = nn_sched_next(&sched, my_failed)) >= 0;) {
+  for (int job; (job = nn_sched_next(&sched, my_failed)) >= 0;) {
+    const int b = todo[job];
     nn_boot_out_t o = {settings + (size_t)b * nt, cv_err + (size_t)b * nt, 0, 0, 0, 0,
                        test_prob + (size_t)b * te.n * 10, extra_prob + (size_t)b * n_extra * 10,
                        0};
@@ -231,6 +261,7 @@ int main(int argc, char **argv) {
     dtab[b * 3 + 0] = o.train_error;
     dtab[b * 3 + 1] = o.test_error;
     dtab[b * 3 + 2] = o.seconds;
+    nn_journal_add(&nj, b);
     {
       /* Each rank reports its own bootstraps as they finish. */
       const nn_hparams_t *h = &o.settings[o.best];
@@ -308,7 +339,8 @@ int main(int argc, char **argv) {
     free(best), free(epochs), free(rank_of), free(tre), free(tee), free(secs);
   }
   free(settings), free(hp_tab), free(cv_err), free(itab), free(dtab), free(test_prob);
-  free(extra_prob), free(extra_x), free(extra_px), free(fold_of);
+  free(extra_prob), free(extra_x), free(extra_px), free(fold_of), free(todo);
+  nn_journal_close(&nj);
   free(tr.x), free(tr.y), free(te.x), free(te.y);
   dataset_free(&trd);
   dataset_free(&ted);

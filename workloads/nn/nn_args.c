@@ -30,6 +30,9 @@ const char *nn_args_usage(void) {
          "  --ood-image F.pgm     the out-of-distribution image (default: a shipped letter)\n"
          "  --no-plots            skip gnuplot   --write-plan  write each bootstrap's sample\n"
          "  --poll-ms MS          scheduler tick interval of busy ranks (default 50)\n"
+         "  --resume              keep the bootstraps that the journal in the results folder\n"
+         "                        holds (a run killed part-way; hvrun --restarts resumes by\n"
+         "                        itself), compute only the rest\n"
          "  --verbose, --help\n";
 }
 
@@ -67,6 +70,7 @@ int nn_args_parse(int argc, char **argv, nn_args_t *a, char *err, size_t errlen)
     if (!strcmp(f, "--no-plots")) { a->plots = 0; continue; }
     if (!strcmp(f, "--write-plan")) { a->write_plan = 1; continue; }
     if (!strcmp(f, "--verbose")) { a->verbose = 1; continue; }
+    if (!strcmp(f, "--resume")) { a->resume = 1; continue; }
     if (strncmp(f, "--", 2) != 0) {
       if (npos == 2) {
         snprintf(err, errlen, "unexpected argument '%s' (n_bootstrap and n_tuning are given)", f);

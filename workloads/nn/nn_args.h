@@ -22,6 +22,7 @@ typedef struct nn_args {
   int write_plan;           /* write each bootstrap's sample (for the PyTorch port) */
   double poll_ms;           /* tick interval of the scheduler */
   int verbose, help;
+  int resume;               /* --resume: keep the bootstraps of the results folder's journal */
   nn_space_t space;
   int n_bootstrap, n_tuning;
 } nn_args_t;

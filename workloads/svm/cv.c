@@ -155,6 +155,7 @@ int cv_run(const svm_set_t *tr, const int *fold_of, int folds, const grid_t *g,
                                st) != 0;
         if (unit_cpu) unit_cpu[u] = cpu_now_s() - cu;
         st->units++;
+        if (o->unit_done && !bad) o->unit_done(o->unit_ctx, u, errors[u], unit_cpu ? unit_cpu[u] : 0.0);
         if (o->verbose && !bad)
           fprintf(stderr, "rank %d: gamma 1e%+.2f C 1e%+.2f fold %d: %d/%d errors, %.2f s\n",
                   o->rank, g->log_gamma[gi], g->log_c[ci], f, errors[u], nval, now_s() - tu);

@@ -23,6 +23,9 @@ typedef struct cv_opts {
   int verbose;         /* 1: one line per fit on stderr */
   int rank;            /* for messages */
   int ovo;             /* 1: one-vs-one, else one-vs-rest */
+  /* Called after each unit this rank finishes (the journal; may be NULL). */
+  void (*unit_done)(void *ctx, int unit, int32_t errors, double cpu_s);
+  void *unit_ctx;
 } cv_opts_t;
 
 typedef struct cv_stats {

@@ -54,6 +54,11 @@ double grid_kernel_cost(int n) {
 
 int grid_partition(const grid_t *g, int folds, int n_train, int nranks, int *owner,
                    double *load_out) {
+  return grid_partition_todo(g, folds, n_train, nranks, NULL, owner, load_out);
+}
+
+int grid_partition_todo(const grid_t *g, int folds, int n_train, int nranks, const char *skip,
+                        int *owner, double *load_out) {
   const int np = g->n_c * g->n_gamma, nu = np * folds;
   int *order = malloc(sizeof(int) * (size_t)nu + 1);
   double *cost = malloc(sizeof(double) * (size_t)nu + 1);
@@ -65,14 +70,16 @@ int grid_partition(const grid_t *g, int folds, int n_train, int nranks, int *own
     return -1;
   }
   int n_fit = folds > 1 ? n_train - n_train / folds : n_train;
+  int nt = 0; /* units to place */
   for (int u = 0; u < nu; ++u) {
     int p = u / folds;
-    order[u] = u;
+    owner[u] = -1;
+    if (!skip || !skip[u]) order[nt++] = u;
     cost[u] = grid_unit_cost(g->log_c[p % g->n_c], g->log_gamma[p / g->n_c], n_fit);
   }
   /* Sort by cost, largest first; ties by unit index so every rank agrees. Insertion
    * sort: grids are small (hundreds of units). */
-  for (int a = 1; a < nu; ++a) {
+  for (int a = 1; a < nt; ++a) {
     int u = order[a], b = a;
     while (b > 0 && (cost[order[b - 1]] < cost[u] ||
                      (cost[order[b - 1]] == cost[u] && order[b - 1] > u))) {
@@ -82,7 +89,7 @@ int grid_partition(const grid_t *g, int folds, int n_train, int nranks, int *own
     order[b] = u;
   }
   const double kcost = grid_kernel_cost(n_fit);
-  for (int a = 0; a < nu; ++a) {
+  for (int a = 0; a < nt; ++a) {
     int u = order[a], p = u / folds, f = u % folds, gi = p / g->n_c;
     int best = 0;
     double best_load = INFINITY;

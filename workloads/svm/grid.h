@@ -30,4 +30,9 @@ double grid_kernel_cost(int n);
 int grid_partition(const grid_t *g, int folds, int n_train, int nranks, int *owner,
                    double *load);
 
+/* The same split of the units u with !skip[u] (skip NULL: all); skipped units get
+ * owner -1 (a resumed run: the units its journal kept). */
+int grid_partition_todo(const grid_t *g, int folds, int n_train, int nranks, const char *skip,
+                        int *owner, double *load);
+
 #endif /* HV_SVM_GRID_H */

@@ -26,8 +26,10 @@
 #include "error_report.h"
 #include "hv.h"
 #include "report.h"
+#include "restart_mark.h"
 #include "svm_args.h"
 #include "svm_data.h"
+#include "svm_journal.h"
 
 static int g_rank = 0;
 
@@ -100,9 +102,8 @@ int main(int argc, char **argv) {
   svm_set_t tr, te;
   memset(&tr, 0, sizeof tr);
   memset(&te, 0, sizeof te);
-  int failed = svm_data_load(dir, "train", a.train_size, &tr, err, sizeof err) != 0;
-  if (!failed && a.refit)
-    failed = svm_data_load(dir, "test", a.test_size, &te, err, sizeof err) != 0;
+  int failed = (a.refit ? svm_data_load_pair(dir, a.train_size, a.test_size, &tr, &te, err, sizeof err)
+                        : svm_data_load(dir, "train", a.train_size, &tr, err, sizeof err)) != 0;
   if (!failed && a.train_size > tr.n) {
     snprintf(err, sizeof err, "--train-size %d: %s has only %d training images", a.train_size,
              dir, tr.n);
@@ -159,7 +160,6 @@ int main(int argc, char **argv) {
       report_fatal(err);
     }
   }
-  if (grid_partition(&g, a.folds, tr.n, nranks, owner, load) != 0) report_fatal("out of memory for the split");
 
   if (g_rank == 0)
     printf("mnist_svm: %d training / %d test images (%s, %s), %d-fold CV, %d x %d grid "
@@ -168,9 +168,25 @@ int main(int argc, char **argv) {
            a.log_c_max, a.log_gamma_min, a.log_gamma_max,
            strcmp(a.multiclass, "ovo") ? "one-vs-rest" : "one-vs-one", nranks);
 
+  /* ---- the journal: a relaunched job (HV_RESTART > 0) or --resume keeps the units
+   * finished before (svm_journal.h) and splits only the rest over this world size ---- */
+  svm_journal_t sj;
+  if (g_rank == 0) restart_mark_resumable(); /* for hvrun --restarts */
+  char *kept = calloc((size_t)nu + 1, 1);
+  if (!kept) report_fatal("out of memory for the journal");
+  failed = svm_journal_load(&sj, &a, &tr, g_rank, nu, errs, unit_cpu, err, sizeof err) != 0;
+  if (failed) report_error(err);
+  if (!all_ok(comm, "svm/journal_ok", failed)) {
+    hv_shutdown(comm);
+    return 1;
+  }
+  if (svm_journal_combine(&sj, comm, a.results, kept, err, sizeof err) < 0) report_fatal(err);
+  if (grid_partition_todo(&g, a.folds, tr.n, nranks, kept, owner, load) != 0)
+    report_fatal("out of memory for the split");
+
   /* ---- cross-validation ---- */
   cv_opts_t o = {a.eps, 1, (size_t)(a.mem_mb * 1048576.0), a.verbose, g_rank,
-                 !strcmp(a.multiclass, "ovo")};
+                 !strcmp(a.multiclass, "ovo"), svm_journal_unit, &sj};
   cv_stats_t st;
   hv_check(comm, hv_barrier(comm), "hv_barrier"); /* time the CV from a common start */
   double t0 = now_s(), c0 = cpu_s();
@@ -279,6 +295,8 @@ int main(int argc, char **argv) {
   hv_check(comm, hv_shutdown(comm), "hv_shutdown");
   free(fold_of); free(fold_size); free(owner); free(load); free(errs);
   free(errs_all); free(rank_s); free(rank_cpu); free(unit_cpu);
+  svm_journal_close(&sj);
+  free(kept);
   grid_free(&g);
   svm_data_free(&tr);
   svm_data_free(&te);

@@ -31,7 +31,10 @@ const char *svm_args_usage(void) {
          "  --mem-mb M            memory for kernel matrices per rank (default 2048)\n"
          "  --no-refit            skip the refit and test error\n"
          "  --no-plots            skip the gnuplot figures\n"
-         "  --verbose             one line per fit\n";
+         "  --verbose             one line per fit\n"
+         "  --resume              keep the grid units that the journal in the results folder\n"
+         "                        holds (a run killed part-way; hvrun --restarts resumes by\n"
+         "                        itself), compute only the rest\n";
 }
 
 int svm_args_parse(int argc, char **argv, svm_args_t *a, char *err, size_t errlen) {
@@ -64,6 +67,8 @@ int svm_args_parse(int argc, char **argv, svm_args_t *a, char *err, size_t errle
       a->plots = 0, takes = 0;
     } else if (!strcmp(f, "--verbose")) {
       a->verbose = 1, takes = 0;
+    } else if (!strcmp(f, "--resume")) {
+      a->resume = 1, takes = 0;
     } else if (!strcmp(f, "--data-dir")) {
       a->data_dir = v;
     } else if (!strcmp(f, "--dataset")) {

@@ -19,6 +19,7 @@ typedef struct svm_args {
   double eps;
   double mem_mb;
   int refit, plots, verbose, help;
+  int resume;             /* --resume: keep the units of the results folder's journal */
   int n_tuning;
 } svm_args_t;
 

@@ -9,32 +9,68 @@
 #include "data_mnist.h"
 #include "rbf_kernel.h"
 
-int svm_data_load(const char *dir, const char *split, int max_n, svm_set_t *out, char *err,
-                  size_t errlen) {
-  memset(out, 0, sizeof *out);
-  dataset_t ds;
-  if (dataset_load_mnist(dir, split, &ds, err, errlen) != 0) return -1;
-  int n = max_n > 0 && max_n < ds.n ? max_n : ds.n;
-  int d = ds.c * ds.h * ds.w;
+/* The first max_n images of ds (all when max_n <= 0) as features of out; dir names
+ * the data in the message. */
+static int from_dataset(const dataset_t *ds, const char *dir, int max_n, svm_set_t *out,
+                        char *err, size_t errlen) {
+  int n = max_n > 0 && max_n < ds->n ? max_n : ds->n;
+  int d = ds->c * ds->h * ds->w;
   out->n = n;
   out->d = d;
-  out->ncls = ds.num_classes > 0 ? ds.num_classes : 10;
+  out->ncls = ds->num_classes > 0 ? ds->num_classes : 10;
   out->x = malloc((size_t)n * d * sizeof(float) + 1);
   out->sq = malloc((size_t)n * sizeof(float) + 1);
   out->y = malloc((size_t)n + 1);
   if (!out->x || !out->sq || !out->y) {
     snprintf(err, errlen, "%s: out of memory for %d images of %d features", dir, n, d);
-    dataset_free(&ds);
     svm_data_free(out);
     return -1;
   }
   for (int i = 0; i < n; ++i) {
-    const uint8_t *px = dataset_image(&ds, i);
+    const uint8_t *px = dataset_image(ds, i);
     float *row = out->x + (size_t)i * d;
     for (int k = 0; k < d; ++k) row[k] = ((float)px[k] - SVM_PIXEL_SHIFT) / SVM_PIXEL_SCALE;
-    out->y[i] = ds.labels[i];
+    out->y[i] = ds->labels[i];
   }
+  return 0;
+}
+
+int svm_data_load(const char *dir, const char *split, int max_n, svm_set_t *out, char *err,
+                  size_t errlen) {
+  memset(out, 0, sizeof *out);
+  dataset_t ds;
+  if (dataset_load_mnist(dir, split, &ds, err, errlen) != 0) return -1;
+  int rc = from_dataset(&ds, dir, max_n, out, err, errlen);
   dataset_free(&ds);
+  return rc;
+}
+
+int svm_data_load_pair(const char *dir, int train_n, int test_n, svm_set_t *tr, svm_set_t *te,
+                       char *err, size_t errlen) {
+  memset(tr, 0, sizeof *tr);
+  memset(te, 0, sizeof *te);
+  char tr_images[4096], te_images[4096], labels[4096];
+  if (dataset_mnist_paths(dir, "train", tr_images, labels, sizeof labels, err, errlen) ||
+      dataset_mnist_paths(dir, "test", te_images, labels, sizeof labels, err, errlen))
+    return -1;
+  dataset_t a, b;
+  if (dataset_load_mnist(dir, "train", &a, err, errlen) != 0) return -1;
+  if (dataset_load_mnist(dir, "test", &b, err, errlen) != 0) {
+    dataset_free(&a);
+    return -1;
+  }
+  /* Before any feature is made: a test row of another length would be read as one of
+   * the training set's and give a meaningless test error. */
+  int rc = dataset_check_pair(&a, tr_images, &b, te_images, err, errlen) ||
+           from_dataset(&a, dir, train_n, tr, err, errlen) ||
+           from_dataset(&b, dir, test_n, te, err, errlen);
+  dataset_free(&a);
+  dataset_free(&b);
+  if (rc) {
+    svm_data_free(tr);
+    svm_data_free(te);
+    return -1;
+  }
   return 0;
 }
 

@@ -25,6 +25,12 @@ typedef struct svm_set {
 int svm_data_load(const char *dir, const char *split, int max_n, svm_set_t *out, char *err,
                   size_t errlen);
 
+/* Loads both splits of dir (keeping the first train_n / test_n images when > 0) after
+ * checking that they agree (dataset_check_pair: image shape, classes, test labels):
+ * 0, or -1 with one line naming both files and both values. */
+int svm_data_load_pair(const char *dir, int train_n, int test_n, svm_set_t *tr, svm_set_t *te,
+                       char *err, size_t errlen);
+
 /* Subtracts the mean row of s from every row of s and, when not NULL, of other (the
  * test set is centred on the training mean), and fills both sets' squared norms.
  * Returns 0, or -1 out of memory. */
