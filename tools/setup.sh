@@ -5,7 +5,8 @@
 #   test  does the same set-up, then the whole test suite: the normal build (with the
 #         GPU code compiled and linked when the CUDA toolkit is present), an
 #         address+undefined sanitizer build of the whole suite, a thread sanitizer
-#         build of the engine tests, and the libFuzzer targets (clang, bounded time).
+#         build of the engine tests, the trainer's data loader and DDP and the soak
+#         (label tsan), and the libFuzzer targets (clang, bounded time).
 # HV_BUILD_DIR chooses the build directory (default: build/ in the source tree).
 set -euo pipefail
 mode=${1:-run}
@@ -68,7 +69,7 @@ case "$mode" in
       -DCMAKE_BUILD_TYPE=Debug
     (cd "$build-asan" && ctest --output-on-failure -j2 --timeout 900 -LE "slow|cluster")
     configure_and_build "$build-tsan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug \
-      -- mpi_collectives mpi_grouped mpi_stress mpi_errors algo_test faults_threads
+      -- mpi_collectives mpi_grouped mpi_stress mpi_errors algo_test faults_threads test_data_cifar test_ddp mpi_soak
     (cd "$build-tsan" && ctest --output-on-failure -j2 --timeout 900 -L tsan)
     # libFuzzer targets of the input readers and parsers (clang; tests/fuzz/README.md):
     # each fuzzes for a bounded time from its seed corpus; -V prints its executions.

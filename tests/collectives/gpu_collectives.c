@@ -9,7 +9,8 @@
  * average) and all-to-all of several dtypes and counts. Device buffers are poisoned
  * before each call, so elements left unwritten show. Rank i uses device i mod the
  * device count; with more ranks on a node than devices (NCCL needs one each), or no
- * GPU, or a build without the GPU path, the test reports itself skipped (exit 77).
+ * GPU or driver at all (gpu_present.h), the test reports itself skipped (exit 77); a
+ * CUDA error once a GPU was found, or hv_cuda_available() saying no then, fails it.
  * Run one node (NCCL alone), and emulated nodes (HV_RANKS_PER_NODE: staged MPI
  * between them, hierarchical with several ranks per node). */
 #include <cuda_runtime.h>
@@ -20,6 +21,7 @@
 #include "hv.h"
 #include "hv_cuda.h"
 #include "hv_mpi.h"
+#include "gpu_present.h"
 #include "test_util.h"
 
 #define SKIP 77
@@ -171,9 +173,23 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &R);
   MPI_Comm_size(MPI_COMM_WORLD, &N);
-  /* Skip alike on every rank: no GPU path, no GPU, or fewer devices than node ranks. */
-  int devices = 0;
-  if (!hv_cuda_available() || cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
+  /* Skip alike on every rank: no GPU, or fewer devices than node ranks; fail alike
+   * when any rank found a driver whose CUDA fails, or a GPU that hv cannot use (this
+   * test is built only with the GPU path, so hv_cuda_available() must agree). */
+  char why[256];
+  int devices = 0, present = test_gpu_present(why, sizeof why);
+  if (present > 0 && !hv_cuda_available()) {
+    snprintf(why, sizeof why, "a GPU is present but hv_cuda_available() says no");
+    present = -1;
+  }
+  if (present > 0 && !cuda_ok(cudaGetDeviceCount(&devices), "cudaGetDeviceCount")) present = -1;
+  int broken = present < 0, any_broken = 0;
+  MPI_Allreduce(&broken, &any_broken, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any_broken) {
+    if (broken) fprintf(stderr, "gpu_collectives: rank %d: FAILED: %s\n", R, why);
+    MPI_Finalize();
+    return 1;
+  }
   hv_comm_t *comm = NULL;
   int local = 1;
   if (devices > 0) {
@@ -185,16 +201,15 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(node, &lrank);
     MPI_Comm_size(node, &local);
     MPI_Comm_free(&node);
-    cudaSetDevice(lrank % devices);
+    cuda_ok(cudaSetDevice(lrank % devices), "cudaSetDevice");
   }
   int skip = devices == 0 || local > devices, any_skip = 0;
   MPI_Allreduce(&skip, &any_skip, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (any_skip) {
     if (R == 0)
-      printf("gpu_collectives: skipped (%s)\n", devices == 0 ? "no GPU, or a build without the GPU path"
-                                                             : "fewer GPUs than ranks on a node");
+      printf("gpu_collectives: skipped (%s)\n", devices == 0 ? why : "fewer GPUs than ranks on a node");
     MPI_Finalize();
-    return SKIP;
+    return check_failures ? 1 : SKIP;
   }
   CHECK_RC(hv_init_from_mpi(MPI_COMM_WORLD, &comm));
   test_comm = comm;

@@ -8,7 +8,8 @@
  * NaN as grad_scaler_unscale; its layout changes (half_layout.h) exact on values that
  * float16 holds exactly, in odd shapes; softmax cross-entropy of float16 logits as the
  * float32 kernel's on the same values, its gradient within float16's rounding. Without
- * a GPU (or a device that refuses), the test reports itself skipped (exit 77). */
+ * a GPU or driver at all (gpu_present.h), the test reports itself skipped (exit 77);
+ * a CUDA error once a GPU was found fails it. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "rng.h"
 #include "sgd.h"
 #include "softmax_xent.h"
+#include "gpu_present.h"
 
 #define SKIP 77
 
@@ -202,9 +204,14 @@ static void test_softmax_xent_half(int n, int k) {
 }
 
 int main(void) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    printf("gpu_kernels: skipped (no GPU)\n");
+  char why[256];
+  const int present = test_gpu_present(why, sizeof why);
+  if (present < 0) {
+    fprintf(stderr, "gpu_kernels: FAILED: %s\n", why);
+    return 1;
+  }
+  if (present == 0) {
+    printf("gpu_kernels: skipped (%s)\n", why);
     return SKIP;
   }
   rng_seed(&rng, 2026);

@@ -1,6 +1,7 @@
 /* gpu_layer_ops.c: the GPU layers' compute (kernels/cuda/cudnn_ops.h: convolution,
  * batch norm, pooling, ReLU, add; cublas_linear.h: the linear layer) against the CPU
- * kernels on the same random data, on a GPU (exit 77, skipped, without one).
+ * kernels on the same random data, on a GPU (exit 77, skipped, without a GPU or driver
+ * at all: gpu_present.h; a CUDA error once one was found fails).
  * Convolutions: forward and the three gradients for the models' shapes (3x3 pad 1
  * stride 1 and 2, 1x1 stride 2, 5x5 pad 2 with bias), two batch sizes on one context;
  * batch norm: training forward (output, saved and running statistics), evaluation,
@@ -20,6 +21,7 @@
 #include "eltwise.h"
 #include "linear.h"
 #include "pool.h"
+#include "gpu_present.h"
 
 static unsigned seed = 7;
 static float frand(void) {
@@ -182,9 +184,14 @@ static void linear_case(int n, int in, int out, int bias) {
 }
 
 int main(void) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    printf("gpu_layer_ops: skipped (no GPU)\n");
+  char why[256];
+  const int present = test_gpu_present(why, sizeof why);
+  if (present < 0) {
+    fprintf(stderr, "gpu_layer_ops: FAILED: %s\n", why);
+    return 1;
+  }
+  if (present == 0) {
+    printf("gpu_layer_ops: skipped (%s)\n", why);
     return 77;
   }
   setenv("HV_CUDNN_TF32", "0", 1);

@@ -2,12 +2,14 @@
  * the CPU's (rbf_kernel.h) on random MNIST-shaped data: a set against itself (exactly
  * symmetric, zero diagonal) and a block against another set written with a row stride
  * wider than the block, in output blocks small and large. Bound: 1e-5 of the largest
- * distance (the dot products are rounded in other orders). Without a GPU the test
- * reports itself skipped (77). */
+ * distance (the dot products are rounded in other orders). Without a GPU or driver at
+ * all the test reports itself skipped (77, gpu_present.h); once a GPU is found, a
+ * failed rbf_gpu_create (CUDA or cuBLAS) fails it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_present.h"
 #include "rbf_gpu.h"
 #include "rbf_kernel.h"
 #include "svm_test_util.h"
@@ -32,10 +34,19 @@ static double max_diff(const float *a, const float *b, int rows, int cols, size_
 
 int main(void) {
   char err[256];
-  rbf_gpu_t *g = rbf_gpu_create(err, sizeof err);
-  if (!g) {
+  const int present = test_gpu_present(err, sizeof err);
+  if (present == 0) {
     printf("gpu_rbf: skipped (%s)\n", err);
     return 77;
+  }
+  if (present < 0) {
+    fprintf(stderr, "gpu_rbf: FAILED: %s\n", err);
+    return 1;
+  }
+  rbf_gpu_t *g = rbf_gpu_create(err, sizeof err);
+  if (!g) {
+    fprintf(stderr, "gpu_rbf: FAILED: a GPU is present, but %s\n", err);
+    return 1;
   }
   uint64_t s = 11;
   const int n = 300, m = 37, d = 784;

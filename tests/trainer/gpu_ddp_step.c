@@ -11,8 +11,9 @@
  * model loads into a CPU model with the same bits, and back into the GPU model;
  * model_evaluate on the GPU gives the CPU's loss and accuracy.
  * Ranks share a GPU when there are fewer GPUs than ranks: run them as separate nodes
- * (HV_RANKS_PER_NODE=1), as NCCL needs one GPU per rank of a node. Without a GPU (or
- * a GPU trainer) every rank reports skipped (exit 77). */
+ * (HV_RANKS_PER_NODE=1), as NCCL needs one GPU per rank of a node. Without a GPU or
+ * driver on some rank (gpu_present.h) every rank reports skipped (exit 77); a GPU that
+ * cannot be selected or a model that fails to move to it fails every rank (exit 1). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "checkpoint.h"
 #include "ddp.h"
 #include "evaluate.h"
+#include "gpu_present.h"
 #include "gpu_test_util.h"
 #include "model_gpu.h"
 #include "models.h"
@@ -47,13 +49,23 @@ int main(int argc, char **argv) {
     fprintf(stderr, "rank %d: %s\n", rank, err);
     return 2;
   }
-  int ok = model_gpu_select(local, err, sizeof err) >= 0 && model_to_gpu(gpu) == 0, all = 0;
+  /* 1 GPU present, 0 none (skip), -1 broken: the lowest over the ranks decides, a
+   * broken rank failing everyone. Once present everywhere, selecting the GPU and
+   * moving the model to it must work. */
+  int present = test_gpu_present(err, sizeof err), least = 0;
+  MPI_Allreduce(&present, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  int ok = least > 0, all = 0;
+  if (ok && model_gpu_select(local, err, sizeof err) < 0) ok = 0;
+  if (ok && model_to_gpu(gpu) != 0) ok = 0, snprintf(err, sizeof err, "model_to_gpu: %s", gpu->err);
   MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all) {
-    if (rank == 0) printf("gpu_ddp_step: skipped (%s)\n", ok ? "no GPU on another rank" : err);
+    const int skip = least == 0;
+    if (skip && rank == 0) printf("gpu_ddp_step: skipped (%s)\n", present == 0 ? err : "no GPU on another rank");
+    if (!skip && (present < 0 || !ok)) fprintf(stderr, "gpu_ddp_step: rank %d: FAILED: %s\n", rank, err);
+    if (!skip && ok && rank == 0) fprintf(stderr, "gpu_ddp_step: FAILED on another rank\n");
     model_free(cpu), model_free(gpu);
     hv_shutdown(comm);
-    return 77;
+    return skip ? 77 : 1;
   }
   /* This rank's images: a smooth pattern that differs per rank and step. */
   const size_t nx = (size_t)B * 3 * SIDE * SIDE;

@@ -10,8 +10,9 @@
  * terms, so float16's rounding of the terms moves them by up to 10% of the largest,
  * while a wrong layout or a lost term turns them); an overflowing loss scale makes inf
  * gradients that model_gpu_unscale reports. (Checkpoints, evaluation, DDP: gpu_ddp_step.c.)
- * Without a GPU: model_to_gpu fails with a message naming the cause and the
- * model still trains on the CPU; the GPU part is then reported skipped (exit 77). */
+ * Without a GPU or driver at all (gpu_present.h): model_to_gpu fails with a message
+ * naming the cause and the model still trains on the CPU; the GPU part is then
+ * reported skipped (exit 77). With a GPU present, a failed model_to_gpu fails. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 
 #include "check.h"
 #include "device.h"
+#include "gpu_present.h"
 #include "gpu_test_util.h"
 #include "hv.h"
 #include "model_gpu.h"
@@ -47,8 +49,16 @@ int main(void) {
   for (size_t i = 0; i < nx; i++) x[i] = (real_t)sin((double)i * 0.37);
   for (int i = 0; i < BATCH; i++) y[i] = (uint8_t)(i * 7 % 10);
 
-  if (model_to_gpu(gpu) != 0) {
+  char why[256];
+  const int present = test_gpu_present(why, sizeof why);
+  if (present != 0 && model_to_gpu(gpu) != 0) {
+    fprintf(stderr, "gpu_train_step: FAILED: %s; model_to_gpu: %s\n", present < 0 ? why : "a GPU is present", gpu->err);
+    model_free(cpu), model_free(gpu), free(x);
+    return 1;
+  }
+  if (present == 0) {
     /* No GPU here: the failure names why, and the model is still a working CPU model. */
+    CHECK(model_to_gpu(gpu) != 0);
     CHECK(strstr(gpu->err, "no CUDA device") || strstr(gpu->err, "no GPU trainer"));
     CHECK(gpu->dev->kind == DEVICE_CPU);
     CHECK(model_forward(gpu, x, BATCH, 1) != NULL);
