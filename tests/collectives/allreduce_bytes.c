@@ -5,7 +5,8 @@
  *
  * ALGOS (a comma list, e.g. auto,hier,ring) compares algorithms within one launch:
  * one communicator per algorithm (HV_ALLREDUCE_ALGO set for each hv_init_from_mpi),
- * and the iterations interleaved (iteration i of every algorithm, then i + 1), so
+ * and the iterations interleaved (iteration i of every algorithm, then i + 1; each
+ * iteration begins with the next algorithm, so none always follows the same), so
  * every algorithm meets the same TCP connections and the same spells of a busy
  * machine. Open MPI's TCP transport lands in a fast or a slow mode per launch (the
  * README), so medians of separate launches compare launches as much as algorithms.
@@ -63,7 +64,8 @@ int main(int argc, char **argv) {
   double *t = calloc((size_t)iters * (size_t)nalgos, sizeof *t);
   int bad[MAX_ALGOS] = {0}, any_bad = 0;
   for (int it = 0; it < iters; it++)
-    for (int a = 0; a < nalgos; a++) {
+    for (int k = 0; k < nalgos; k++) {
+      const int a = (it + k) % nalgos; /* each iteration starts with the next algorithm */
       for (size_t i = 0; i < n; i++) x[i] = (float)((i + (size_t)rank) % 5);
       double t0 = MPI_Wtime();
       if (hv_allreduce(comm[a], "bytes", x, x, n, HV_FLOAT32, HV_SUM, &opts) != HV_SUCCESS) bad[a]++;
