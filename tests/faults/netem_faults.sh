@@ -80,7 +80,7 @@ lossy "lossy (35ms +-15ms, 1%)"
 start_worker() {
   local d=$W/$1; mkdir -p "$d"
   timeout --signal=KILL 120 "$C/netns-mpirun" "$HOSTS" 4 HV_TIMEOUT="$2" -- bash -c \
-    'exec > "$0/rank.$OMPI_COMM_WORLD_RANK" 2>&1; "$1" "${@:2}"; echo "EXIT rc=$? at=$(date +%s%N)"' \
+    'exec > "$0/rank.$OMPI_COMM_WORLD_RANK" 2>&1; "$1" "${@:2}"; rc=$?; echo "EXIT rc=$rc at=$(date +%s%N)"; exit $rc' \
     "$d" "$FW" "${@:3}" > "$d/mpirun" 2>&1 &
   LP=$!
   local _; for _ in $(seq 600); do
