@@ -57,7 +57,8 @@ case "$mode" in
       --checkpoint-dir cifar_ddp_checkpoints
     ;;
   test)
-    (cd "$build" && ctest --output-on-failure -j2 --timeout 900)
+    # Label 'long': repeats and sweeps that take tens of minutes (ctest -L long by hand).
+    (cd "$build" && ctest --output-on-failure -j2 --timeout 900 -LE long)
     # Sanitizers: CPU-only builds (the GPU code cannot run here anyway).
     # Full unwinding and no dlclose of Open MPI's plugins, so leak stacks name their
     # library and the suppressions of MPI's own exit-time allocations match.
@@ -67,7 +68,7 @@ case "$mode" in
     export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/sanitizer/tsan.supp"
     configure_and_build "$build-asan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=address,undefined \
       -DCMAKE_BUILD_TYPE=Debug
-    (cd "$build-asan" && ctest --output-on-failure -j2 --timeout 900 -LE "slow|cluster")
+    (cd "$build-asan" && ctest --output-on-failure -j2 --timeout 900 -LE "slow|cluster|long")
     configure_and_build "$build-tsan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug \
       -- mpi_collectives mpi_grouped mpi_stress mpi_errors algo_test faults_threads test_data_cifar test_ddp mpi_soak
     (cd "$build-tsan" && ctest --output-on-failure -j2 --timeout 900 -L tsan)

@@ -200,6 +200,12 @@ hv_result_t hv__alltoall(hv__algo_ctx_t *ctx, const void *send, void *recv, size
  * operation; may_sleep for waits on peers that may be idle (negotiation), not for
  * data. */
 hv_result_t hv__wait_mpi(const hv__algo_host_t *host, int n, MPI_Request *reqs, const char *what, int may_sleep);
+/* The same, and once the wait has lasted HV__WAIT_DESCRIBE_US, `describe` (when not
+ * NULL) writes a longer `what` (e.g. naming the peer waited for) that the fault
+ * polls and the timeout use from then on: a fast wait never pays for formatting. */
+#define HV__WAIT_DESCRIBE_US 20000.0
+hv_result_t hv__wait_mpi_described(const hv__algo_host_t *host, int n, MPI_Request *reqs, const char *what,
+                                   int may_sleep, void (*describe)(void *arg, char *out, size_t len), void *arg);
 
 /* MPI datatype / op for a dtype, including user-defined ones for float16/bfloat16. */
 MPI_Datatype hv__mpi_datatype(hv_dtype_t dtype);

@@ -32,7 +32,11 @@ typedef struct hv__algo_host {
   hv_result_t (*fault_poll)(void *owner, hv__wait_watch_t *ww, double waited_us, const char *what);
   /* "; rank Q on host H is stopped (...)" for a timeout's message, or "". NULL: none. */
   void (*stopped_note)(void *owner, char *out, size_t len);
-  void *owner; /* the first argument of the two callbacks */
+  /* "rank Q on host H" for rank `peer` of the MPI communicator *mpi_comm (an
+   * MPI_Comm, which this header does not name): a wait that runs out of time names
+   * the peer it waited for. NULL: the transport says "rank <peer> of its communicator". */
+  void (*peer_name)(void *owner, const void *mpi_comm, int peer, char *out, size_t len);
+  void *owner; /* the first argument of the callbacks */
 } hv__algo_host_t;
 
 /* The defaults of the settings above (the README's table), no callbacks. */

@@ -34,6 +34,13 @@ struct hv__transport {
   hv_result_t (*test)(hv__transport_t *t, hv__request_t *req, int *done);
   void *impl;
   const hv__algo_host_t *host; /* errors, timeout, fault polls */
+  /* The peers of the latest requests posted (transport_mpi.c), so a wait that runs
+   * long can say whom it waits for (a lost link names the node behind it). */
+  struct {
+    MPI_Request req;
+    int peer, recv;
+  } posted[16];
+  unsigned posted_next;
 };
 
 /* Message tags of the algorithms (negotiation uses collectives, not tags). */

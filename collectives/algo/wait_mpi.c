@@ -15,11 +15,16 @@
 #include "algo.h"
 
 hv_result_t hv__wait_mpi(const hv__algo_host_t *host, int n, MPI_Request *reqs, const char *what, int may_sleep) {
+  return hv__wait_mpi_described(host, n, reqs, what, may_sleep, NULL, NULL);
+}
+
+hv_result_t hv__wait_mpi_described(const hv__algo_host_t *host, int n, MPI_Request *reqs, const char *what,
+                                   int may_sleep, void (*describe)(void *arg, char *out, size_t len), void *arg) {
 #if HV_SIMULATED
   /* Simulated ranks (SimGrid SMPI): the simulator advances time only inside MPI
    * calls, charges every polling MPI_Test, and finds deadlocks itself, so a wait is
    * MPI's own, timed exactly. */
-  (void)may_sleep;
+  (void)may_sleep, (void)describe, (void)arg;
   if (MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return hv__algo_host_timeout(host, what);
   return HV_SUCCESS;
 #else
@@ -27,12 +32,17 @@ hv_result_t hv__wait_mpi(const hv__algo_host_t *host, int n, MPI_Request *reqs, 
   double timeout_us = host->timeout_s > 0 ? host->timeout_s * 1e6 : 0;
   long sleep_ns = 2000;
   hv__wait_watch_t watch = {0, 0};
+  char described[400];
   for (unsigned iter = 0;; iter++) {
     int done = 0;
     HV_MPI_CHECK(&host->errors, MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE));
     if (done) return HV_SUCCESS;
     if ((iter & 63) != 63) continue; /* read the clock now and then only */
     double waited = hv__now_us() - start;
+    if (describe && waited > HV__WAIT_DESCRIBE_US) {
+      describe(arg, described, sizeof described);
+      what = described, describe = NULL;
+    }
     HV_CHECK(hv__algo_host_poll(host, &watch, waited, what));
     if (timeout_us > 0 && waited > timeout_us) return hv__algo_host_timeout(host, what);
     /* Spin while it is cheap: only with a spare core, and only briefly otherwise. */

@@ -185,6 +185,23 @@ static hv_result_t host_fault_poll(void *owner, hv__wait_watch_t *ww, double wai
 
 static void host_stopped_note(void *owner, char *out, size_t len) { hv__fault_stopped_note(owner, out, len); }
 
+/* Rank `peer` of one of this communicator's MPI communicators (node, cross-node or
+ * the whole) as "rank Q on host H", Q a rank of the communicator. */
+static void host_peer_name(void *owner, const void *mpi_comm, int peer, char *out, size_t len) {
+  hv_comm_t *comm = owner;
+  MPI_Group from, to;
+  int q = MPI_UNDEFINED;
+  if (MPI_Comm_group(*(const MPI_Comm *)mpi_comm, &from) == MPI_SUCCESS) {
+    if (MPI_Comm_group(comm->mpi, &to) == MPI_SUCCESS) {
+      MPI_Group_translate_ranks(from, 1, &peer, to, &q);
+      MPI_Group_free(&to);
+    }
+    MPI_Group_free(&from);
+  }
+  if (q >= 0 && q < comm->size && comm->hosts) snprintf(out, len, "rank %d on host %s", q, comm->hosts[q]);
+  else snprintf(out, len, "rank %d of a node or cross-node communicator", peer);
+}
+
 /* What the algorithms see of this communicator: its error sink, rank, settings and
  * the fault watcher's two callbacks (algo/host.h). */
 static void host_init(hv_comm_t *comm) {
@@ -198,6 +215,7 @@ static void host_init(hv_comm_t *comm) {
   host->hierarchical = comm->config.hierarchical;
   host->fault_poll = host_fault_poll;
   host->stopped_note = host_stopped_note;
+  host->peer_name = host_peer_name;
   host->owner = comm;
 }
 

@@ -2,7 +2,7 @@
 # Sets (RATE=off: removes) a tbf bandwidth limit on every emulated node link, both
 # directions: the node's eth0 (egress) and its bridge port (the node's ingress).
 # Usage: netns-rate.sh N RATE|off      e.g. netns-rate.sh 2 1gbit
-# (netem is not in every kernel, so latency/loss are not emulated: only bandwidth.)
+# (latency, jitter and loss: netns-netem.sh, with netem or its user-space relay.)
 set -euo pipefail
 N=$1; RATE=$2; P=${HV_NS:-hv}; FAB=${P}fab
 for i in $(seq 0 $((N-1))); do

@@ -12,6 +12,8 @@
 #     hierarchical S), and fp16 at most 0.55 of hierarchical's;
 #  3. the same collectives test under srun -N2 --ntasks-per-node=2 (Slurm, one slurmd
 #     per node).
+# Every run is judged by mpirun's (or srun's) exit status, which is non-zero when any
+# rank fails, and then by rank 0's summary line.
 # Exit 77 (skipped) without root or the tools. Teardown leaves nothing behind.
 set -u
 B=$(cd "$1" && pwd); RATE=${2:-}
@@ -20,7 +22,7 @@ H=$(cd "$(dirname "$0")" && pwd); C=$(cd "$H/../cluster" && pwd)
 lib_need_root_tools ip nsenter unshare tc
 ip netns add hvprobe$$ 2>/dev/null && ip netns del hvprobe$$ || { echo "SKIP: cannot create network namespaces"; exit 77; }
 for v in $(env | sed -n 's/^\(\(SLURM\|OMPI\|PMIX\)_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
-export HV_NS=hvh HV_NS_NET=10.81.0 LIB_TIMEOUT=240
+export HV_NS=${HV_NS:-hvh} HV_NS_NET=${HV_NS_NET:-10.81.0} LIB_TIMEOUT=240
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export HV_SLURM_DIR; HV_SLURM_DIR=$(mktemp -d /tmp/hv-slurm-hier.XXXXXX)
 export SLURM_CONF=$HV_SLURM_DIR/slurm.conf
@@ -30,8 +32,9 @@ teardown() {
   "$C/netns-down.sh" >/dev/null 2>&1
   rm -rf "$HV_SLURM_DIR"
 }
+# (the trap only once the nodes are ours: a cluster of the same HV_NS is someone else's)
+"$C/netns-up.sh" 4 $RATE || { echo "FAIL - netns-up.sh (HV_NS=$HV_NS HV_NS_NET=$HV_NS_NET)"; rm -rf "$HV_SLURM_DIR"; exit 1; }
 trap teardown EXIT
-"$C/netns-up.sh" 4 $RATE || { echo "FAIL - netns-up.sh"; exit 1; }
 N0=${HV_NS}n0
 T=$B/tests/collectives
 # mpirun across the emulated nodes: $M HOSTS NP ENV... -- PROGRAM ARGS...
@@ -53,10 +56,14 @@ for run in "ring none" "hier none" "hier fp16" "mpi none"; do
   set -- $run
   before=$(tx_bytes "$N0")
   out=$(timeout --signal=KILL 240 "$M" "$H22" 4 HV_ALLREDUCE_ALGO=$1 -- "$T/allreduce_bytes" 67108864 3 "$2" 2>&1)
+  rc=$?
   after=$(tx_bytes "$N0")
   sent[$1.$2]=$(( (after - before) / 3 ))
   echo "    $(printf '%s\n' "$out" | grep allreduce_bytes:) | node 0 sent $(( sent[$1.$2] / 1048576 )) MiB per allreduce"
-  printf '%s\n' "$out" | grep -q "results correct" || lib_bad "allreduce_bytes $run: $out"
+  # mpirun's exit status speaks for every rank (each checks its own results and exits
+  # non-zero on a wrong one or a failed call); rank 0's line speaks for rank 0 only.
+  [ $rc = 0 ] && printf '%s\n' "$out" | grep -q "results correct" ||
+    lib_bad "allreduce_bytes $run: mpirun rc $rc: $(printf '%s\n' "$out" | tail -20)"
 done
 r=${sent[ring.none]}; h=${sent[hier.none]}; f=${sent[hier.fp16]}
 [ $((h * 4)) -le $((r * 3)) ] && lib_ok "hierarchical sends $((h * 100 / r))% of the flat ring's bytes across nodes (byte count: 67%)" ||

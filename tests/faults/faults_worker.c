@@ -18,6 +18,9 @@
  * --bad-input R: at step 3, rank R submits an AVERAGE of int32 (refused at the
  * call); it prints its error and shuts down, and the others must report that
  * rank R shut down after that error, not a bare "shut down" or a timeout.
+ * --steps N: no fault is expected (a link that flaps, tests/faults/netem_faults.sh):
+ * every rank runs N steps (the same on all, unlike --seconds, which each rank's
+ * clock decides), shuts down and exits 0 with every sum exact.
  * --blocking: the layers go through the blocking hv_allreduce one after another
  * instead (rounds run inline on the calling thread, engine_inline.c): the fault
  * must be reported the same way when it hits such a round. */
@@ -53,15 +56,16 @@ static int fail(hv_comm_t *comm, int step, double since, hv_result_t rc, int shu
 }
 
 int main(int argc, char **argv) {
-  int mismatch_rank = -1, bad_rank = -1, blocking = 0;
+  int mismatch_rank = -1, bad_rank = -1, blocking = 0, steps = -1;
   double seconds = 50; /* within the harness's outer timeouts */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--mismatch") && i + 1 < argc) mismatch_rank = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--bad-input") && i + 1 < argc) bad_rank = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
     else if (!strcmp(argv[i], "--blocking")) blocking = 1;
+    else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: faults_worker [--mismatch RANK | --bad-input RANK] [--blocking] [--seconds S]\n");
+      fprintf(stderr, "usage: faults_worker [--mismatch RANK | --bad-input RANK] [--blocking] [--seconds S | --steps N]\n");
       return 2;
     }
   }
@@ -83,6 +87,10 @@ int main(int argc, char **argv) {
       printf("rank %d: no fault within %.0f s (%d steps)\n", rank, seconds, step);
       hv_shutdown(comm);
       return leave(5);
+    }
+    if (step == steps) {
+      printf("rank %d: %d steps, every sum exact, after %.1f s\n", rank, step, now_s() - t_start);
+      return leave(hv_shutdown(comm) == HV_SUCCESS ? 0 : 3);
     }
     double t0 = now_s();
     hv_handle_t h[LAYERS];
