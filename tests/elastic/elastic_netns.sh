@@ -20,8 +20,10 @@ for v in $(env | sed -n 's/^\(\(SLURM\|OMPI\|PMIX\)_[A-Za-z0-9_]*\)=.*/\1/p'); d
 export HV_NS=elx HV_NS_NET=10.83.0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 W=$(mktemp -d /tmp/hv-elastic-netns.XXXXXX)
-trap '"$C/netns-down.sh" >/dev/null 2>&1; rm -rf "$W"' EXIT
+trap 'rm -rf "$W"' EXIT
+# The teardown is armed only once our nodes exist: never someone else's cluster.
 "$C/netns-up.sh" 2 || { echo "FAIL - netns-up.sh"; exit 1; }
+trap '"$C/netns-down.sh" >/dev/null 2>&1; rm -rf "$W"' EXIT
 N0=${HV_NS}n0 N1=${HV_NS}n1
 worker=$B/tests/elastic/elastic_worker
 # What netns-mpirun passes as flags, as MCA variables: hvrun builds mpirun's command.
