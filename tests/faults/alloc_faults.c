@@ -15,6 +15,8 @@
  *   HV_FAIL_ALLOC_COUNT=F  at exit, append "alloc_faults rank=R count=N failed=M" to F:
  *                          a driver runs once with no failure to learn N, then sweeps
  *                          K = 1..N (tests/faults/alloc_sweep.sh).
+ *   HV_FAIL_ALLOC_LOG=1    print the line below for every counted allocation (which K
+ *                          is which site), not only the failed one.
  * Each injected failure prints one line to stderr naming the function, the size and the
  * caller (module+offset, for addr2line), so a sweep can tell the sites apart.
  * Nothing here allocates: the wrappers run inside malloc's callers, under ASan too. */
@@ -44,6 +46,7 @@ static long fail_at;          /* 0: never */
 static int fail_after;        /* "K+": every allocation from K on */
 static int counting = 1;      /* 0 on the ranks HV_FAIL_ALLOC_RANK excludes */
 static int my_rank;
+static int log_all;
 static const char *count_file;
 static atomic_long calls, failed;
 
@@ -68,6 +71,7 @@ static void configure(void) {
   }
   const long only = env_long("HV_FAIL_ALLOC_RANK", -1);
   if (only >= 0 && only != my_rank) counting = 0;
+  log_all = env_long("HV_FAIL_ALLOC_LOG", 0) != 0;
   count_file = getenv("HV_FAIL_ALLOC_COUNT");
   if (count_file && !*count_file) count_file = NULL;
   atomic_store(&configured, 2);
@@ -89,9 +93,9 @@ static char *put_num(char *s, char *end, unsigned long v, int base) {
 }
 
 /* One stderr line per injected failure, with write(2): stdio may allocate. */
-static void report(const char *fn, size_t size, long nth, const void *caller) {
+static void report(const char *what, const char *fn, size_t size, long nth, const void *caller) {
   char line[512], *s = line, *end = line + sizeof line - 1;
-  s = put(s, end, "hv_alloc_faults: injected failure of allocation ");
+  s = put(s, end, what);
   s = put_num(s, end, (unsigned long)nth, 10);
   s = put(s, end, " (");
   s = put(s, end, fn);
@@ -116,9 +120,12 @@ static int should_fail(const char *fn, size_t size, const void *caller) {
   if (atomic_load_explicit(&configured, memory_order_acquire) != 2) configure();
   if (!counting) return 0;
   const long nth = atomic_fetch_add(&calls, 1) + 1;
-  if (fail_at <= 0 || (fail_after ? nth < fail_at : nth != fail_at)) return 0;
+  if (fail_at <= 0 || (fail_after ? nth < fail_at : nth != fail_at)) {
+    if (log_all) report("hv_alloc_faults: allocation ", fn, size, nth, caller);
+    return 0;
+  }
   atomic_fetch_add(&failed, 1);
-  report(fn, size, nth, caller);
+  report("hv_alloc_faults: injected failure of allocation ", fn, size, nth, caller);
   errno = ENOMEM;
   return 1;
 }

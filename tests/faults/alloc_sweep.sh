@@ -10,7 +10,9 @@
 # Multi-rank CMD (an mpirun line): ALLOC_SWEEP_RANK=R fails allocations on rank R only
 # (HV_FAIL_ALLOC_RANK), and ALLOC_SWEEP_NP=N asks for N lines matching
 # ALLOC_SWEEP_END (default '^(OK|FAILED) rank=') in every run: each rank must end with
-# its own result or named error, not be killed by the launcher or hang.
+# its own result or named error, not be killed by the launcher or hang. A line
+# matching ALLOC_SWEEP_FAILED (default '^FAILED ') counts as a non-zero exit (mpirun
+# told to let every rank end reports 0).
 # Prints one line per bad K and a summary: runs, failures injected, survived,
 # distinct allocation sites hit (module+offset; ALLOC_SWEEP_SITES=FILE keeps them,
 # symbolized with addr2line). Exit 0 when every run survived.
@@ -20,6 +22,7 @@ timeout_s=${ALLOC_SWEEP_TIMEOUT:-60}
 expect=${ALLOC_SWEEP_EXPECT:-'out of memory|HV_ERR_NO_MEMORY|Cannot allocate memory|[Nn]o memory'}
 end_re=${ALLOC_SWEEP_END:-'^(OK|FAILED) rank='}
 np=${ALLOC_SWEEP_NP:-0}
+failed_re=${ALLOC_SWEEP_FAILED:-'^FAILED '}
 tmp=$(mktemp -d /tmp/hv-alloc-sweep.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 unset HV_FAIL_ALLOC HV_FAIL_ALLOC_RANK HV_FAIL_ALLOC_COUNT
@@ -48,6 +51,7 @@ t0=$(date +%s)
 for ((k = 1; k <= count; k += stride)); do
   HV_FAIL_ALLOC=$k run "$@"
   runs=$((runs + 1))
+  [ "$rc" -eq 0 ] && [ "$np" -gt 0 ] && grep -Eq "$failed_re" "$tmp/out" && rc=1
   site=$(sed -n 's/^hv_alloc_faults: injected failure of allocation [0-9]* (\([a-z_]*\) .* at \(.*\)$/\2 \1/p' "$tmp/out" | head -1)
   why=
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then why="hang (killed after $timeout_s s)"
