@@ -14,7 +14,10 @@ int hv__cache_init(hv__cache_t *cache, size_t capacity, int nranks) {
   memset(cache, 0, sizeof *cache);
   cache->capacity = capacity;
   cache->nranks = nranks;
-  if (capacity && !(cache->entries = calloc(capacity, sizeof *cache->entries))) return -1;
+  if (capacity && !(cache->entries = calloc(capacity, sizeof *cache->entries))) {
+    cache->capacity = 0; /* no entries for hv__cache_free to walk */
+    return -1;
+  }
   return 0;
 }
 
