@@ -19,7 +19,7 @@
 set -u
 name=$1 stride=$2; shift 2
 timeout_s=${ALLOC_SWEEP_TIMEOUT:-60}
-expect=${ALLOC_SWEEP_EXPECT:-'out of memory|HV_ERR_NO_MEMORY|Cannot allocate memory|[Nn]o memory'}
+expect=${ALLOC_SWEEP_EXPECT:-'out of ([a-z]+ )?memory|HV_ERR_NO_MEMORY|Cannot allocate memory|[Nn]o memory'}
 end_re=${ALLOC_SWEEP_END:-'^(OK|FAILED) rank='}
 np=${ALLOC_SWEEP_NP:-0}
 failed_re=${ALLOC_SWEEP_FAILED:-'^FAILED '}

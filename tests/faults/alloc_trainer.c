@@ -1,9 +1,10 @@
 /* alloc_trainer.c: the readers-and-trainer program of the out-of-memory sweep (issue
  * 27, tests/faults/alloc_sweep.sh trainer). No MPI, so one run costs milliseconds and
  * every allocation of it can be failed in turn: it writes tiny MNIST (IDX) and CIFAR-10
- * files into DIR, loads them (dataset_load_idx_pair, dataset_load_cifar_file), slices
- * a data set, builds a small CNN, trains two steps through the prefetching data loader
- * with SGD, saves a checkpoint and loads it into a second model.
+ * files into DIR, loads them (dataset_load_idx_pair, dataset_load_cifar_file) and the
+ * shipped MNIST test split (gzip), slices a data set, builds a small CNN, trains two
+ * steps through a sampler and the prefetching data loader with SGD, evaluates, saves a
+ * checkpoint and loads it into a second model.
  *
  * Under HV_FAIL_ALLOC=K (libhv_alloc_faults.so) one of those allocations fails; the
  * trainer's functions must then return their error with a message, which this program
@@ -17,8 +18,10 @@
 #include "data_cifar.h"
 #include "data_mnist.h"
 #include "dataloader.h"
+#include "evaluate.h"
 #include "models.h"
 #include "optim.h"
+#include "sampler.h"
 
 enum { IMAGES = 12, BATCH = 4, CIFAR_RECORDS = 3 };
 
@@ -68,13 +71,16 @@ int main(int argc, char **argv) {
   }
   char err[512] = "";
   const char *step = NULL;
-  dataset_t mnist = {0}, part = {0}, cifar = {0};
+  dataset_t mnist = {0}, part = {0}, cifar = {0}, shipped = {0};
+  sampler_t sampler = {0};
+  int have_sampler = 0;
   model_t *m = NULL, *m2 = NULL;
   sgd_t opt, opt2;
   int have_opt = 0, have_opt2 = 0;
   dataloader_t *dl = NULL;
 
   if (dataset_load_idx_pair(images, labels, &mnist, err, sizeof err)) { step = "load MNIST"; goto out; }
+  if (dataset_load_mnist(dataset_default_mnist_dir(), "test", &shipped, err, sizeof err)) { step = "load shipped MNIST"; goto out; }
   if (dataset_slice(&mnist, 2, 10, &part, err, sizeof err)) { step = "slice"; goto out; }
   if (dataset_load_cifar_file(cifar_path, 10, CIFAR_RECORDS, &cifar, err, sizeof err)) { step = "load CIFAR"; goto out; }
   if (!(m = model_mnist_net_create(2, 3, 8, BATCH, 7, err, sizeof err))) { step = "model"; goto out; }
@@ -82,8 +88,9 @@ int main(int argc, char **argv) {
   have_opt = 1;
   const batch_transform_t t = {.mean = mnist_mean, .std = mnist_std};
   if (!(dl = dataloader_create(&part, BATCH, 1, &t, 1, err, sizeof err))) { step = "dataloader_create"; goto out; }
-  static const int order[8] = {7, 1, 0, 3, 2, 6, 5, 4};
-  if (dataloader_start_epoch(dl, order, 8, 3)) {
+  if (sampler_init(&sampler, part.n, 0, 1, SAMPLER_TRAIN, 1, 3, err, sizeof err)) { step = "sampler_init"; goto out; }
+  have_sampler = 1;
+  if (dataloader_start_epoch(dl, sampler.indices, sampler.count, 3)) {
     step = "dataloader_start_epoch";
     snprintf(err, sizeof err, "out of memory"); /* its only failure */
     goto out;
@@ -99,6 +106,12 @@ int main(int argc, char **argv) {
     sgd_step(&opt, m);
   }
   if (n < 0) { step = "dataloader_next"; snprintf(err, sizeof err, "failed"); goto out; }
+  eval_result_t r;
+  if (model_evaluate(m, &part, sampler.indices, sampler.count, &t, &r)) {
+    step = "model_evaluate";
+    snprintf(err, sizeof err, "%s", m->err);
+    goto out;
+  }
   checkpoint_meta_t meta = {.epoch = 1, .step = 2, .lr = 0.05};
   if (checkpoint_save(ckpt, m, &opt, &meta, err, sizeof err)) { step = "checkpoint_save"; goto out; }
   if (!(m2 = model_mnist_net_create(2, 3, 8, BATCH, 9, err, sizeof err))) { step = "second model"; goto out; }
@@ -116,6 +129,8 @@ out:
   if (have_opt) sgd_free(&opt);
   model_free(m2);
   model_free(m);
+  if (have_sampler) sampler_free(&sampler);
+  dataset_free(&shipped);
   dataset_free(&cifar);
   dataset_free(&part);
   dataset_free(&mnist);
