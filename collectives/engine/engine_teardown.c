@@ -33,6 +33,9 @@ void hv__engine_teardown(hv_comm_t *comm, hv_result_t failure) {
            count ? names : "none");
     hv__fault_report(comm, failure);
     snprintf(why, sizeof why, "the engine stopped before it completed: %s", hv_comm_last_error(comm));
+    pthread_mutex_lock(&comm->mutex);
+    snprintf(comm->stopped_why, sizeof comm->stopped_why, "%s", why);
+    pthread_mutex_unlock(&comm->mutex);
   } else {
     hv__fault_shutdown_why(comm, why, sizeof why);
   }

@@ -124,6 +124,7 @@ struct hv_comm {
   int engine_stopped; /* the background thread has finished; new submits fail */
   hv_result_t async_error;
   char last_error[1024];
+  char stopped_why[1200]; /* why the engine stopped on a failure, for later calls (api.c) */
   uint64_t barrier_seq; /* names barriers in call order */
 
   pthread_t thread;
