@@ -8,7 +8,7 @@
 set -eu
 work=$1 cifar=$2 tiny=$3
 args="--dataset cifar10 --data-dir $work/data --batch-size 8 --train-size 16 --test-size 8 --no-plots --quiet"
-if [ ! -f "$work/ready" ]; then
+if [ ! "$work/ready" -nt "$cifar" ]; then # made by this build of cifar_ddp
   rm -rf "$work" && mkdir -p "$work/data"
   env -u HV_FAIL_ALLOC -u HV_FAIL_ALLOC_COUNT "$tiny" "$work/data" 8 8 >/dev/null
   env -u HV_FAIL_ALLOC -u HV_FAIL_ALLOC_COUNT "$cifar" $args --epochs 1 --checkpoint-dir "$work/ck0" >/dev/null
