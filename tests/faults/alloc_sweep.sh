@@ -13,6 +13,7 @@
 # its own result or named error, not be killed by the launcher or hang. A line
 # matching ALLOC_SWEEP_FAILED (default '^FAILED ') counts as a non-zero exit (mpirun
 # told to let every rank end reports 0).
+# ALLOC_SWEEP_FIRST / ALLOC_SWEEP_LAST narrow K to a range (re-checking a few).
 # Prints one line per bad K and a summary: runs, failures injected, survived,
 # distinct allocation sites hit (module+offset; ALLOC_SWEEP_SITES=FILE keeps them,
 # symbolized with addr2line). Exit 0 when every run survived.
@@ -43,12 +44,14 @@ if [ "$rc" -ne 0 ] || [ -z "$count" ] || [ "$count" -eq 0 ]; then
   tail -30 "$tmp/out" | sed 's/^/    | /'
   exit 1
 fi
-echo "# $name: $count allocations of hv in a clean run; failing every ${stride}th from 1 (timeout $timeout_s s)"
+first=${ALLOC_SWEEP_FIRST:-1} last=${ALLOC_SWEEP_LAST:-$count}
+[ "$last" -le "$count" ] || last=$count
+echo "# $name: $count allocations of hv in a clean run; failing every ${stride}th from $first to $last (timeout $timeout_s s)"
 
 runs=0 injected=0 fallback=0 named=0 bad=0 shown=0
 : >"$tmp/sites"
 t0=$(date +%s)
-for ((k = 1; k <= count; k += stride)); do
+for ((k = first; k <= last; k += stride)); do
   HV_FAIL_ALLOC=$k run "$@"
   runs=$((runs + 1))
   [ "$rc" -eq 0 ] && [ "$np" -gt 0 ] && grep -Eq "$failed_re" "$tmp/out" && rc=1
