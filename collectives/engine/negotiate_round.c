@@ -128,6 +128,12 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
       /* Barrier names are used once (hv.barrier.<seq>): cached, they would fill the
        * cache with names that never come back and push the real tensors out of it. */
       int bit = meta.coll == HV__COLL_BARRIER ? -1 : hv__cache_insert(&comm->cache, name, &meta, counts);
+      if (bit == -2) {
+        /* Not a fallback: every rank must assign the same bits, or the caches part. */
+        hv_result_t rc = hv__set_error(comm, HV_ERR_NO_MEMORY, "response cache entry of '%s'", name);
+        free(name);
+        return rc;
+      }
       if (!h) {
         hv_result_t rc = hv__set_error(comm, HV_ERR_INTERNAL, "response for '%s', which is not pending here", name);
         free(name);
@@ -145,11 +151,13 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
         memcpy(h->own_counts, counts, sizeof(uint64_t) * (size_t)n);
         h->all_counts = h->own_counts;
       }
-      hv__pending_remove(comm, h);
+      /* Listed for execution before it leaves the pending table: a failed add leaves
+       * it pending, where the teardown fails it, instead of in neither (a hang). */
       if (hv__exec_add(comm, h)) {
         free(name);
         return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
       }
+      hv__pending_remove(comm, h);
       if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
     } else if (kind == HV__RESP_ERROR && h) {
       hv__pending_remove(comm, h);
@@ -193,8 +201,8 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
       if (!h || h->cache_bit != bit || !hv__pending_has(comm, h))
         return hv__set_error(comm, HV_ERR_INTERNAL, "cache bit %d ready but not pending here", bit);
       h->all_counts = e->all_counts;
-      hv__pending_remove(comm, h);
       if (hv__exec_add(comm, h)) return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
+      hv__pending_remove(comm, h);
       if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
     }
   }
