@@ -5,7 +5,7 @@
 # that count with HV_FAIL_ALLOC=K, so that the K-th allocation of hv returns NULL.
 # Each run must end either with exit 0 (the allocation had a fallback) or with a
 # non-zero exit and a message naming the failure (ALLOC_SWEEP_EXPECT, an ERE; default:
-# out of memory / HV_ERR_NO_MEMORY / ENOMEM's text) - never a signal, a sanitizer
+# out of memory / HV_ERR_NO_MEMORY / cannot allocate ...) - never a signal, a sanitizer
 # report or a hang (ALLOC_SWEEP_TIMEOUT seconds, default 60).
 # Multi-rank CMD (an mpirun line): ALLOC_SWEEP_RANK=R fails allocations on rank R only
 # (HV_FAIL_ALLOC_RANK), and ALLOC_SWEEP_NP=N asks for N lines matching
@@ -20,7 +20,7 @@
 set -u
 name=$1 stride=$2; shift 2
 timeout_s=${ALLOC_SWEEP_TIMEOUT:-60}
-expect=${ALLOC_SWEEP_EXPECT:-'out of ([a-z]+ )?memory|HV_ERR_NO_MEMORY|Cannot allocate memory|[Nn]o memory'}
+expect=${ALLOC_SWEEP_EXPECT:-'out of ([a-z]+ )?memory|HV_ERR_NO_MEMORY|[Cc]annot allocate|[Nn]o memory'}
 end_re=${ALLOC_SWEEP_END:-'^(OK|FAILED) rank='}
 np=${ALLOC_SWEEP_NP:-0}
 failed_re=${ALLOC_SWEEP_FAILED:-'^FAILED '}
