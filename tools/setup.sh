@@ -66,8 +66,10 @@ case "$mode" in
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     export LSAN_OPTIONS=suppressions=$root/tests/sanitizer/lsan.supp:print_suppressions=0
     export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/sanitizer/tsan.supp"
+    # With the allocation-failure injector (cmake/hv_alloc_faults.cmake): the faults.alloc
+    # tests fail hv's allocations one by one under ASan (the full sweeps are 'slow').
     configure_and_build "$build-asan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=address,undefined \
-      -DCMAKE_BUILD_TYPE=Debug
+      -DCMAKE_BUILD_TYPE=Debug -DHV_ALLOC_FAULTS=ON
     (cd "$build-asan" && ctest --output-on-failure -j2 --timeout 900 -LE "slow|cluster|long")
     configure_and_build "$build-tsan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug \
       -- mpi_collectives mpi_grouped mpi_stress mpi_errors algo_test faults_threads test_data_cifar test_ddp mpi_soak

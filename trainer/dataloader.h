@@ -17,7 +17,8 @@ typedef struct dataloader dataloader_t;
 dataloader_t *dataloader_create(const dataset_t *ds, int batch, int drop_last,
                                 const batch_transform_t *t, int prefetch, char *err,
                                 size_t errlen);
-/* Starts an epoch over indices[0..count) (copied), e.g. a sampler's. */
+/* Starts an epoch over indices[0..count) (copied), e.g. a sampler's. 0, or -1 when out
+ * of memory for the copy (the loader is unchanged). */
 int dataloader_start_epoch(dataloader_t *dl, const int *indices, int count, uint64_t seed);
 /* Skips to batch `first` of the current epoch (resuming mid-epoch): the batches
  * that follow are the ones an uninterrupted epoch would have produced. */

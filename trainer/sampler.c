@@ -22,7 +22,9 @@ int sampler_init(sampler_t *s, int n, int rank, int size, sampler_mode_t mode, i
   s->shuffle = shuffle && mode == SAMPLER_TRAIN;
   s->seed = seed;
   s->indices = malloc(sizeof(int) * ((size_t)n / size + 2));
-  if (!s->indices) {
+  s->perm = s->mode == SAMPLER_EVAL ? NULL : malloc(sizeof(int) * ((size_t)n + 1));
+  if (!s->indices || (s->mode != SAMPLER_EVAL && !s->perm)) {
+    sampler_free(s);
     snprintf(err, errlen, "sampler: out of memory for %d samples", n);
     return -1;
   }
@@ -38,10 +40,9 @@ void sampler_set_epoch(sampler_t *s, int epoch) {
     for (int i = s->rank; i < n; i += s->size) s->indices[s->count++] = i;
     return;
   }
-  int *perm = malloc(sizeof(int) * ((size_t)n + 1));
-  if (!perm) { /* keep the previous order rather than fail mid-training */
-    return;
-  }
+  /* Made at init: an epoch's order cannot fail (keeping the previous order on one rank
+   * would part the ranks' shards, and a first epoch has none). */
+  int *perm = s->perm;
   for (int i = 0; i < n; i++) perm[i] = i;
   if (s->shuffle) {
     rng_t r;
@@ -55,10 +56,10 @@ void sampler_set_epoch(sampler_t *s, int epoch) {
     int pos = s->rank + k * s->size;
     s->indices[k] = perm[pos % n]; /* positions past the end wrap to the head: padding */
   }
-  free(perm);
 }
 
 void sampler_free(sampler_t *s) {
   free(s->indices);
+  free(s->perm);
   memset(s, 0, sizeof *s);
 }

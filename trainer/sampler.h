@@ -22,6 +22,7 @@ typedef struct sampler {
   int epoch;
   int count;         /* this rank's samples this epoch */
   int *indices;      /* (count) */
+  int *perm;         /* (n + 1) scratch of sampler_set_epoch, made at init: it cannot fail */
 } sampler_t;
 
 /* 0, or -1 with a message when rank/size/n are inconsistent or memory runs out. */

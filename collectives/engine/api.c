@@ -86,10 +86,18 @@ static hv_result_t submit(hv_comm_t *comm, struct hv_handle *h, hv_handle_t *out
   if (!h) return hv__set_error(comm, HV_ERR_NO_MEMORY, "out of memory creating a request");
   pthread_mutex_lock(&comm->mutex);
   if (comm->engine_stopped || comm->shutdown_requested) {
-    hv_result_t rc = comm->async_error != HV_SUCCESS ? HV_ERR_ABORTED : HV_ERR_SHUT_DOWN;
+    hv_result_t first = comm->async_error;
+    hv_result_t rc = first != HV_SUCCESS ? HV_ERR_ABORTED : HV_ERR_SHUT_DOWN;
+    /* The first error wins: a later call names it (out of memory...), not only that
+     * the communicator is unusable. */
+    char why[sizeof comm->stopped_why];
+    memcpy(why, comm->stopped_why, sizeof why);
     pthread_mutex_unlock(&comm->mutex);
-    hv__set_error(comm, rc, "tensor '%s': the communicator is %s", h->name,
-                  rc == HV_ERR_ABORTED ? "aborted" : "shut down");
+    if (first != HV_SUCCESS && why[0])
+      hv__set_error(comm, rc, "tensor '%s': the communicator is aborted: %s (%s)", h->name, hv_strerror(first), why);
+    else
+      hv__set_error(comm, rc, "tensor '%s': the communicator is %s", h->name,
+                    rc == HV_ERR_ABORTED ? "aborted" : "shut down");
     hv__handle_free(h);
     return rc;
   }

@@ -2,6 +2,7 @@
  * not), hv_init_from_mpi (duplicating the caller's communicator), node membership
  * (local and cross communicators), the background engine, and hv_shutdown. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,7 @@ static hv_result_t shm_set_up(hv_comm_t *comm) {
  * emulate several nodes on one machine, HV_RANKS_PER_NODE=k groups consecutive
  * ranks k by k instead. */
 static hv_result_t split_nodes(hv_comm_t *comm) {
+  HV_CHECK(hv__init_agree(comm, HV_SUCCESS)); /* the algorithm contexts before it */
   const char *k = getenv("HV_RANKS_PER_NODE");
   if (k && *k) {
     char *end;
@@ -157,6 +159,7 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
                          "(the default is 4M)", comm->config.shm_slot_bytes, extremes[0]);
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_local, &comm->host, comm->local));
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_cross, &comm->host, comm->cross));
+  HV_CHECK(hv__init_agree(comm, HV_SUCCESS)); /* before shm_set_up's collectives */
   HV_CHECK(shm_set_up(comm));
   hv__algo_ctx_t *ctxs[2] = {&comm->algo, &comm->bench_algo};
   for (int i = 0; i < 2; i++) {
@@ -279,11 +282,37 @@ static hv_result_t dup_when_all_arrive(hv_comm_t *comm, MPI_Comm user) {
   free(d);
   return HV_SUCCESS;
 #endif
+
+/* hv_init's result is every rank's. A rank that fails alone (out of memory) and
+ * returns would leave the others waiting in init's next collective for ever, and
+ * itself in MPI_Finalize. So each collective step of init is preceded by this
+ * agreement on the user's communicator (whose collectives all ranks make in the same
+ * order during hv_init), and a failing rank makes one on its way out, meeting the
+ * others at their next: all fail together, the others naming the rank and its error
+ * (HV_ERR_ABORTED). rc: this rank's result so far; returns the job's. */
+static hv_result_t init_agree(MPI_Comm user, int *agreed, hv_result_t rc) {
+  int rank = 0;
+  MPI_Comm_rank(user, &rank);
+  int in[2] = {rc == HV_SUCCESS ? INT_MAX : (int)rc, rank}, out[2];
+  if (MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, user) != MPI_SUCCESS) {
+    *agreed = 1;
+    return rc != HV_SUCCESS ? rc : hv__set_error(NULL, HV_ERR_MPI, "hv_init: MPI_Allreduce failed");
+  }
+  if (out[0] == INT_MAX) return HV_SUCCESS;
+  *agreed = 1;
+  if (rc != HV_SUCCESS) return rc; /* this rank's own error says more */
+  return hv__set_error(NULL, HV_ERR_ABORTED, "hv_init failed on rank %d: %s", out[1], hv_strerror((hv_result_t)out[0]));
+}
+
+hv_result_t hv__init_agree(hv_comm_t *comm, hv_result_t rc) {
+  return init_agree(comm->init_comm, &comm->init_agreed, rc);
 }
 
 static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   hv_comm_t *comm = calloc(1, sizeof *comm);
-  if (!comm) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
+  if (!comm) /* the others end at HV_TIMEOUT in their first collective (dup_when_all_arrive) */
+    return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
+  comm->init_comm = user;
   comm->mpi = comm->local = comm->cross = comm->bench_mpi = MPI_COMM_NULL;
   pthread_mutex_init(&comm->mutex, NULL);
   pthread_mutex_init(&comm->round_lock, NULL);
@@ -293,17 +322,22 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   hv_result_t rc = hv__config_load(&comm->config, err, sizeof err);
   if (rc != HV_SUCCESS) {
     /* Every rank reads the same environment, so every rank fails here alike. */
-    comm_destroy(comm);
-    return hv__set_error(NULL, rc, "%s", err);
+    rc = hv__set_error(NULL, rc, "%s", err);
+    comm->init_agreed = 1;
+    goto fail;
   }
   hv__log_level = comm->config.log_level;
+  /* The first collective of init, bounded by HV_TIMEOUT; before it every rank fails
+   * alike (config) or alone (memory), and no agreement can be met (the others are in
+   * this duplicate, not in an allreduce): those failures return without one. */
   if ((rc = dup_when_all_arrive(comm, user)) != HV_SUCCESS) {
-    comm_destroy(comm);
-    return rc;
+    comm->init_agreed = 1;
+    goto fail;
   }
+  if ((rc = hv__init_agree(comm, HV_SUCCESS)) != HV_SUCCESS) goto fail;
   if (MPI_Comm_dup(user, &comm->bench_mpi) != MPI_SUCCESS) {
-    comm_destroy(comm);
-    return hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_dup failed");
+    rc = hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_dup failed");
+    goto fail;
   }
   /* hv reports errors itself: MPI must return codes on our communicators, not abort. */
   MPI_Comm_set_errhandler(comm->mpi, MPI_ERRORS_RETURN);
@@ -315,9 +349,11 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   char host[64] = {0};
   gethostname(host, sizeof host - 1);
   comm->hosts = calloc((size_t)comm->size, sizeof *comm->hosts);
-  if (!comm->hosts || MPI_Allgather(host, 64, MPI_CHAR, comm->hosts, 64, MPI_CHAR, comm->mpi) != MPI_SUCCESS) {
-    comm_destroy(comm);
-    return hv__set_error(NULL, HV_ERR_MPI, "cannot exchange host names at init");
+  rc = comm->hosts ? HV_SUCCESS : hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
+  if ((rc = hv__init_agree(comm, rc)) != HV_SUCCESS) goto fail;
+  if (MPI_Allgather(host, 64, MPI_CHAR, comm->hosts, 64, MPI_CHAR, comm->mpi) != MPI_SUCCESS) {
+    rc = hv__set_error(NULL, HV_ERR_MPI, "cannot exchange host names at init");
+    goto fail;
   }
   /* Pids for the watch on lost and stopped peers (fault.c), which names them. */
   if ((rc = hv__fault_init(comm)) != HV_SUCCESS ||
@@ -342,6 +378,8 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   }
   comm->spin_ok = cores_per_rank(comm->local_size) >= 2;
   comm->host.spin_ok = comm->spin_ok;
+  /* The last agreement: everything above may have failed on one rank only. */
+  if ((rc = hv__init_agree(comm, HV_SUCCESS)) != HV_SUCCESS) goto fail;
   if ((rc = hv__engine_start(comm)) != HV_SUCCESS) goto fail;
   HV_LOG(HV__LOG_INFO, "communicator of %d ranks (%d on this node, %d nodes), algo=%s, fusion=%zu bytes",
          comm->size, comm->local_size, comm->cross_size, hv__algo_name(comm->config.allreduce_algo),
@@ -351,6 +389,7 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
 oom:
   rc = hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
 fail:
+  if (!comm->init_agreed) init_agree(user, &comm->init_agreed, rc);
   if (comm->last_error[0]) hv__set_error(NULL, rc, "%s", comm->last_error);
   comm_destroy(comm);
   return rc;

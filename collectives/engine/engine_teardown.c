@@ -5,6 +5,7 @@
  * thread (engine_thread.c) and the threadless engine of simulated builds
  * (engine_threadless.c). */
 #include <stdio.h>
+#include <string.h>
 
 #include "hv_internal.h"
 
@@ -27,12 +28,21 @@ void hv__engine_teardown(hv_comm_t *comm, hv_result_t failure) {
     /* One line with the cause and what it takes down with it, before any handle fails:
      * the program may exit as soon as its hv_wait returns. (A shutdown by another rank
      * has its line from fault.c.) */
-    char names[512];
+    char names[512], detail[1024];
     size_t count = hv__fault_pending_names(comm, names, sizeof names, 1, queued);
-    HV_LOG(HV__LOG_ERROR, "the engine stopped: %s; pending tensors (%zu): %s", hv_comm_last_error(comm), count,
+    snprintf(detail, sizeof detail, "%s", hv_comm_last_error(comm));
+    /* The detail of HV_ERR_NO_MEMORY names what was being allocated ('coordinator
+     * table'); these lines outlive the code, so they say it was memory. */
+    const char *oom = failure == HV_ERR_NO_MEMORY && !strstr(detail, "memory") && !strstr(detail, "allocate")
+                          ? "out of memory: "
+                          : "";
+    HV_LOG(HV__LOG_ERROR, "the engine stopped: %s%s; pending tensors (%zu): %s", oom, detail, count,
            count ? names : "none");
     hv__fault_report(comm, failure);
-    snprintf(why, sizeof why, "the engine stopped before it completed: %s", hv_comm_last_error(comm));
+    snprintf(why, sizeof why, "the engine stopped before it completed: %s%s", oom, detail);
+    pthread_mutex_lock(&comm->mutex);
+    snprintf(comm->stopped_why, sizeof comm->stopped_why, "%s", why);
+    pthread_mutex_unlock(&comm->mutex);
   } else {
     hv__fault_shutdown_why(comm, why, sizeof why);
   }

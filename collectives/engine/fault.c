@@ -120,15 +120,20 @@ static void stopped_text(hv_comm_t *comm, int q, char *out, size_t len) {
 
 hv_result_t hv__fault_init(hv_comm_t *comm) {
   hv__fault_t *f = calloc(1, sizeof *f);
-  if (!f) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
   comm->fault = f;
-  f->mpi = MPI_COMM_NULL;
-  f->recv = MPI_REQUEST_NULL;
-  f->shutdown_by = f->subject = f->origin = -1;
-  f->ids = calloc((size_t)comm->size, sizeof *f->ids);
-  f->watched = calloc((size_t)comm->size, 1);
-  f->heard = calloc((size_t)comm->size, 1);
-  if (!f->ids || !f->watched || !f->heard) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
+  if (f) {
+    f->mpi = MPI_COMM_NULL;
+    f->recv = MPI_REQUEST_NULL;
+    f->shutdown_by = f->subject = f->origin = -1;
+    f->ids = calloc((size_t)comm->size, sizeof *f->ids);
+    f->watched = calloc((size_t)comm->size, 1);
+    f->heard = calloc((size_t)comm->size, 1);
+  }
+  /* Out of memory here is this rank's alone: agree before the collectives below. */
+  hv_result_t rc = f && f->ids && f->watched && f->heard
+                       ? HV_SUCCESS
+                       : hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
+  if ((rc = hv__init_agree(comm, rc)) != HV_SUCCESS) return rc;
   /* A killed peer leaves broken TCP connections behind, and Open MPI's next write on
    * one raises SIGPIPE, whose default action ends this rank at once and silently (seen
    * under srun, which, unlike mpirun, leaves the default in place): the write's EPIPE

@@ -103,6 +103,8 @@ struct hv_comm {
   int spin_ok;  /* this rank has a core for each of its two busy threads: short spins pay */
   char (*hosts)[64]; /* every rank's host name, to name a peer that stops answering */
   MPI_Comm bench_mpi; /* for algorithms called directly (hv_internal_bench.h) */
+  MPI_Comm init_comm; /* the user's communicator, for hv__init_agree during init */
+  int init_agreed;    /* an init agreement has failed: every rank knows (comm.c) */
   hv__config_t config;
   hv__algo_host_t host;      /* what the algorithms see of this communicator (comm.c) */
   hv__algo_ctx_t algo;       /* the background thread's algorithm context */
@@ -124,6 +126,7 @@ struct hv_comm {
   int engine_stopped; /* the background thread has finished; new submits fail */
   hv_result_t async_error;
   char last_error[1024];
+  char stopped_why[1200]; /* why the engine stopped on a failure, for later calls (api.c) */
   uint64_t barrier_seq; /* names barriers in call order */
 
   pthread_t thread;
@@ -180,6 +183,10 @@ void hv__comm_record_error(void *owner, const char *msg);
 extern _Thread_local hv_comm_t *hv__engine_thread_comm;
 /* Collective, at init: exchanges pids, picks the peers of this host to watch, posts the
  * receive of fault notices. */
+/* Init's collective steps are preceded by an agreement on every rank's result so far
+ * (rc, this rank's): a failure on one rank (out of memory) fails hv_init on all,
+ * instead of leaving the others waiting in the next collective. comm.c. */
+hv_result_t hv__init_agree(hv_comm_t *comm, hv_result_t rc);
 hv_result_t hv__fault_init(hv_comm_t *comm);
 void hv__fault_free(hv_comm_t *comm);
 /* Called by every wait on peers with the time waited so far (cheap until a wait lasts

@@ -21,6 +21,7 @@ int hv__bytes_put(hv__bytes_t *b, const void *p, size_t n);
 typedef struct hv__reader {
   const char *p, *end;
   int bad;
+  int oom; /* bad because a name could not be copied (out of memory), not corrupt */
 } hv__reader_t;
 
 /* Reads n bytes; past the end sets bad and zeroes out. */

@@ -192,7 +192,7 @@ hv_result_t hv__coordinator_process(hv_comm_t *comm, unsigned flags) {
   for (int q = 0; q < n; q++) {
     rd[q].p = c->gathered.data + c->displs[q];
     rd[q].end = rd[q].p + c->lens[q];
-    rd[q].bad = 0;
+    rd[q].bad = rd[q].oom = 0;
   }
   hv_result_t result = HV_SUCCESS;
   for (int q = 0; q < n && result == HV_SUCCESS; q++) {
@@ -246,7 +246,8 @@ hv_result_t hv__coordinator_process(hv_comm_t *comm, unsigned flags) {
         coord_entry_free(e);
       }
     }
-    if (rd[q].bad) result = hv__set_error(comm, HV_ERR_INTERNAL, "corrupt negotiation message from rank %d", q);
+    if (rd[q].oom) result = hv__set_error(comm, HV_ERR_NO_MEMORY, "coordinator: a tensor name from rank %d", q);
+    else if (rd[q].bad) result = hv__set_error(comm, HV_ERR_INTERNAL, "corrupt negotiation message from rank %d", q);
   }
   if (result == HV_SUCCESS && (flags & HV__FLAG_STALL) && coordinator_stall(comm, rd, n)) goto oom;
   free(rd);

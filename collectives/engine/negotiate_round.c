@@ -29,7 +29,7 @@ static unsigned build_vector(hv_comm_t *comm, hv__bytes_t *misses, int want_shut
   memset(comm->vec, 0, sizeof(uint64_t) * W);
   misses->len = 0;
   uint32_t nmiss = 0;
-  hv__bytes_put(misses, &nmiss, sizeof nmiss);
+  hv__bytes_put(misses, &nmiss, sizeof nmiss); /* reserved by the caller: cannot fail */
   double now = hv__now_us();
   int stall = 0;
   hv__pending_compact(comm);
@@ -42,7 +42,12 @@ static unsigned build_vector(hv_comm_t *comm, hv__bytes_t *misses, int want_shut
         comm->vec[bit / 64] |= 1ull << (bit % 64);
         comm->bit_owner[bit] = h;
       } else {
-        if (hv__bytes_put(misses, &h->meta, sizeof h->meta) || hv__put_name(misses, h->name)) continue;
+        /* Out of memory: take back what was written and report it in full next round. */
+        size_t before = misses->len;
+        if (hv__bytes_put(misses, &h->meta, sizeof h->meta) || hv__put_name(misses, h->name)) {
+          misses->len = before;
+          continue;
+        }
         h->reported_full = 1;
         nmiss++;
       }
@@ -63,22 +68,28 @@ static unsigned build_vector(hv_comm_t *comm, hv__bytes_t *misses, int want_shut
   return flags;
 }
 
-static void append_stall_list(hv_comm_t *comm, hv__bytes_t *out) {
+/* 0, or -1 when out of memory (out is then as it was: never a list cut short, which
+ * the coordinator would read as a corrupt message). */
+static int append_stall_list(hv_comm_t *comm, hv__bytes_t *out) {
   hv__pending_compact(comm);
+  const size_t start = out->len;
   uint32_t count = (uint32_t)comm->pending_count;
-  hv__bytes_put(out, &count, sizeof count);
+  if (hv__bytes_put(out, &count, sizeof count)) return -1;
   double now = hv__now_us();
   for (size_t i = 0; i < comm->pending_count; i++) {
     struct hv_handle *h = comm->pending_list[i];
     double age = (now - h->t_submit) * 1e-6;
-    hv__put_name(out, h->name);
-    hv__bytes_put(out, &age, sizeof age);
+    if (hv__put_name(out, h->name) || hv__bytes_put(out, &age, sizeof age)) {
+      out->len = start;
+      return -1;
+    }
   }
+  return 0;
 }
 
 /* Applies the coordinator's responses, in order, on this rank. */
 static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len) {
-  hv__reader_t r = {data, data + len, 0};
+  hv__reader_t r = {data, data + len, 0, 0};
   int n = comm->size;
   while (r.p < r.end && !r.bad) {
     uint8_t kind, code;
@@ -117,6 +128,12 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
       /* Barrier names are used once (hv.barrier.<seq>): cached, they would fill the
        * cache with names that never come back and push the real tensors out of it. */
       int bit = meta.coll == HV__COLL_BARRIER ? -1 : hv__cache_insert(&comm->cache, name, &meta, counts);
+      if (bit == -2) {
+        /* Not a fallback: every rank must assign the same bits, or the caches part. */
+        hv_result_t rc = hv__set_error(comm, HV_ERR_NO_MEMORY, "response cache entry of '%s'", name);
+        free(name);
+        return rc;
+      }
       if (!h) {
         hv_result_t rc = hv__set_error(comm, HV_ERR_INTERNAL, "response for '%s', which is not pending here", name);
         free(name);
@@ -134,11 +151,13 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
         memcpy(h->own_counts, counts, sizeof(uint64_t) * (size_t)n);
         h->all_counts = h->own_counts;
       }
-      hv__pending_remove(comm, h);
+      /* Listed for execution before it leaves the pending table: a failed add leaves
+       * it pending, where the teardown fails it, instead of in neither (a hang). */
       if (hv__exec_add(comm, h)) {
         free(name);
         return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
       }
+      hv__pending_remove(comm, h);
       if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
     } else if (kind == HV__RESP_ERROR && h) {
       hv__pending_remove(comm, h);
@@ -148,6 +167,7 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
     free(msg);
     free(name);
   }
+  if (r.oom) return hv__set_error(comm, HV_ERR_NO_MEMORY, "a tensor name of the negotiation response");
   if (r.bad) return hv__set_error(comm, HV_ERR_INTERNAL, "corrupt negotiation response");
   return HV_SUCCESS;
 }
@@ -160,6 +180,7 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
   *productive = hv__pending_dequeue(comm);
 
   hv__bytes_t *misses = &comm->misses;
+  if (hv__bytes_reserve(misses, sizeof(uint32_t))) return hv__set_error(comm, HV_ERR_NO_MEMORY, "negotiation message");
   build_vector(comm, misses, want_shutdown);
   size_t W = (comm->cache.capacity + 63) / 64;
   HV_CHECK(hv__negotiate_vector_and(comm, comm->vec, comm->vec_out, comm->vec_tmp, (int)(2 * W + 1)));
@@ -180,14 +201,15 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
       if (!h || h->cache_bit != bit || !hv__pending_has(comm, h))
         return hv__set_error(comm, HV_ERR_INTERNAL, "cache bit %d ready but not pending here", bit);
       h->all_counts = e->all_counts;
-      hv__pending_remove(comm, h);
       if (hv__exec_add(comm, h)) return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
+      hv__pending_remove(comm, h);
       if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
     }
   }
 
   if (flags & (HV__FLAG_UNCACHED | HV__FLAG_STALL | HV__FLAG_SHUTDOWN)) {
-    if (flags & HV__FLAG_STALL) append_stall_list(comm, misses);
+    if ((flags & HV__FLAG_STALL) && append_stall_list(comm, misses))
+      return hv__set_error(comm, HV_ERR_NO_MEMORY, "negotiation stall list");
     if (misses->len > (size_t)INT32_MAX) return hv__set_error(comm, HV_ERR_INTERNAL, "negotiation message too large");
     int mylen = (int)misses->len;
     hv__coordinator_t *c = comm->coordinator;

@@ -52,7 +52,7 @@ char *hv__read_name(hv__reader_t *r) {
   }
   char *s = malloc((size_t)len + 1);
   if (!s) {
-    r->bad = 1;
+    r->bad = r->oom = 1;
     return NULL;
   }
   memcpy(s, r->p, len);

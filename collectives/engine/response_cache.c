@@ -14,7 +14,10 @@ int hv__cache_init(hv__cache_t *cache, size_t capacity, int nranks) {
   memset(cache, 0, sizeof *cache);
   cache->capacity = capacity;
   cache->nranks = nranks;
-  if (capacity && !(cache->entries = calloc(capacity, sizeof *cache->entries))) return -1;
+  if (capacity && !(cache->entries = calloc(capacity, sizeof *cache->entries))) {
+    cache->capacity = 0; /* no entries for hv__cache_free to walk */
+    return -1;
+  }
   return 0;
 }
 
@@ -50,7 +53,7 @@ int hv__cache_insert(hv__cache_t *cache, const char *name, const hv__meta_t *met
     hv__cache_entry_t *e = &cache->entries[i];
     if (e->in_use) continue;
     e->name = strdup(name);
-    if (!e->name) return -1;
+    if (!e->name) return -2;
     memset(e->meta, 0, sizeof e->meta);
     memcpy(e->meta, meta, sizeof *meta);
     if (all_counts) {
@@ -58,7 +61,7 @@ int hv__cache_insert(hv__cache_t *cache, const char *name, const hv__meta_t *met
       if (!e->all_counts) {
         free(e->name);
         e->name = NULL;
-        return -1;
+        return -2;
       }
       memcpy(e->all_counts, all_counts, sizeof(uint64_t) * (size_t)cache->nranks);
     }
@@ -67,7 +70,7 @@ int hv__cache_insert(hv__cache_t *cache, const char *name, const hv__meta_t *met
       free(e->all_counts);
       e->name = NULL;
       e->all_counts = NULL;
-      return -1;
+      return -2;
     }
     e->in_use = 1;
     return (int)i;

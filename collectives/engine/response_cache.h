@@ -33,8 +33,10 @@ void hv__cache_free(hv__cache_t *cache);
 int hv__cache_lookup(const hv__cache_t *cache, const char *name, uint64_t name_hash, const struct hv__meta *meta);
 /* The bit of name whatever its metadata, else -1. */
 int hv__cache_find(const hv__cache_t *cache, const char *name);
-/* Inserts (lowest free bit); returns the bit, or -1 when full (the name then keeps
- * going through the coordinator). all_counts is copied when not NULL. */
+/* Inserts (lowest free bit); returns the bit, -1 when full (the name then keeps
+ * going through the coordinator), or -2 when out of memory (this rank alone: its
+ * caller must fail, as the ranks' caches would part). all_counts is copied when not
+ * NULL. */
 int hv__cache_insert(hv__cache_t *cache, const char *name, const struct hv__meta *meta,
                      const void *all_counts);
 void hv__cache_evict(hv__cache_t *cache, int bit);

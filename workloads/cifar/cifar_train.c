@@ -207,7 +207,7 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
   const uint64_t seed = a->seed * 0x9e3779b97f4a7c15ull + (uint64_t)epoch * 1000003u +
                         (uint64_t)t->rank * 0x632be59bd9b4e019ull;
   if (dataloader_start_epoch(t->train_dl, t->order, L * t->steps_per_epoch, seed)) {
-    snprintf(err, errlen, "dataloader: cannot start epoch %d", epoch + 1);
+    snprintf(err, errlen, "dataloader: cannot start epoch %d: out of memory", epoch + 1);
     return -1;
   }
   if (first > 0) dataloader_seek(t->train_dl, first);
@@ -314,7 +314,7 @@ int cifar_train_evaluate(cifar_train_t *t, cifar_epoch_t *e, char *err, size_t e
   double sums[3] = {0, 0, 0};
   if (t->test_sampler.count > 0) {
     if (dataloader_start_epoch(t->test_dl, t->test_sampler.indices, t->test_sampler.count, 0)) {
-      snprintf(err, errlen, "dataloader: cannot start validation");
+      snprintf(err, errlen, "dataloader: cannot start validation: out of memory");
       return -1;
     }
     const real_t *x;

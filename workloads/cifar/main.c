@@ -136,8 +136,10 @@ int main(int argc, char **argv) {
   if (compression_flag) setenv("HV_COMPRESSION", a.compression, 1);
 
   hv_comm_t *comm = NULL;
-  if (hv_init(&argc, &argv, &comm) != HV_SUCCESS) {
-    snprintf(err, sizeof err, "hv_init failed: %s", hv_comm_last_error(NULL));
+  hv_result_t hr = hv_init(&argc, &argv, &comm);
+  if (hr != HV_SUCCESS) {
+    /* hv_strerror says what failed (out of memory...), the last error names what. */
+    snprintf(err, sizeof err, "hv_init failed: %s (%s)", hv_strerror(hr), hv_comm_last_error(NULL));
     report_error(err);
     return 1;
   }
