@@ -282,6 +282,7 @@ static hv_result_t dup_when_all_arrive(hv_comm_t *comm, MPI_Comm user) {
   free(d);
   return HV_SUCCESS;
 #endif
+}
 
 /* hv_init's result is every rank's. A rank that fails alone (out of memory) and
  * returns would leave the others waiting in init's next collective for ever, and
