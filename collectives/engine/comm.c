@@ -45,7 +45,7 @@ static void comm_destroy(hv_comm_t *comm) {
   if (comm->async_error == HV_SUCCESS) {
     if (comm->local != MPI_COMM_NULL) MPI_Comm_free(&comm->local);
     if (comm->cross != MPI_COMM_NULL && !comm->cross_borrowed) MPI_Comm_free(&comm->cross);
-    if (comm->bench_mpi != MPI_COMM_NULL) MPI_Comm_free(&comm->bench_mpi);
+    if (comm->bench_mpi != MPI_COMM_NULL && !comm->mpi_borrowed) MPI_Comm_free(&comm->bench_mpi);
     if (comm->mpi != MPI_COMM_NULL && !comm->mpi_borrowed) MPI_Comm_free(&comm->mpi);
   }
   pthread_mutex_destroy(&comm->mutex);
@@ -243,7 +243,10 @@ fail:
 hv_result_t hv__comm_bench_ctx(hv_comm_t *comm, hv__algo_ctx_t **out) {
   if (comm->bench_mpi == MPI_COMM_NULL) {
     hv__algo_ctx_t links = comm->bench_algo;
-    if (MPI_Comm_dup(comm->mpi, &comm->bench_mpi) != MPI_SUCCESS)
+    /* Borrowed world (HV_SIM_SHARE_COMM=1): the benchmark borrows it too. */
+    if (comm->mpi_borrowed)
+      comm->bench_mpi = comm->mpi;
+    else if (MPI_Comm_dup(comm->mpi, &comm->bench_mpi) != MPI_SUCCESS)
       return hv__set_error(comm, HV_ERR_MPI, "MPI_Comm_dup failed");
     MPI_Comm_set_errhandler(comm->bench_mpi, MPI_ERRORS_RETURN);
     HV_CHECK(hv__algo_ctx_init_mpi(&comm->bench_algo, &comm->host, comm->bench_mpi));

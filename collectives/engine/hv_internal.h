@@ -102,7 +102,8 @@ struct hv_comm {
   char (*hosts)[64]; /* every rank's host name, to name a peer that stops answering */
   MPI_Comm bench_mpi; /* for algorithms called directly (hv_internal_bench.h) */
   /* Simulated builds only (comm.c): mpi is the caller's communicator, not a duplicate
-   * (HV_SIM_SHARE_COMM=1), cross is mpi itself (one rank per node): not freed here. */
+   * (HV_SIM_SHARE_COMM=1; bench_mpi then too), cross is mpi itself (one rank per
+   * node): not freed here. */
   int mpi_borrowed, cross_borrowed;
   hv__config_t config;
   hv__algo_host_t host;      /* what the algorithms see of this communicator (comm.c) */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # negotiation_sweep.sh: hv's negotiation rounds at scale, simulated (negotiation_sim.c).
-#   tools/sim/negotiation_sweep.sh [BUILD_SIM_DIR] [RANKS...]   (default: build-sim, 128 ... 8192)
+#   [ITERS=10] tools/sim/negotiation_sweep.sh [BUILD_SIM_DIR] [RANKS...]   (default: build-sim, 128 ... 8192)
 # One simulation per rank count, one after another, on the 8,192-node fat tree (100 Gbit/s,
 # 1 rank per node; -np N takes the first N nodes). Prints negotiation_sim's line plus the
 # simulation's wall seconds and peak memory. Settings, and why:
@@ -22,6 +22,6 @@ for n in $ranks; do
       -platform "$here/platforms/fattree-8192n-100g.xml" -hostfile "$here/platforms/hosts-8192n-1ppn.txt" \
       --cfg=smpi/simulate-computation:no --cfg=smpi/coll-selector:ompi --cfg=smpi/allreduce:rdb \
       --cfg=network/model:CM02 --cfg=smpi/display-timing:no \
-      "$build/bin/negotiation_sim" 10; } 2>&1 | grep -E '^ranks|^wall_s' | tr '\n' ' ')
+      "$build/bin/negotiation_sim" "${ITERS:-10}"; } 2>&1 | grep -E '^ranks|^wall_s' | tr '\n' ' ')
   echo "$out"
 done
