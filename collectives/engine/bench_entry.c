@@ -8,8 +8,10 @@ hv_result_t hv_bench_allreduce_algorithm(hv_comm_t *comm, const char *algo, void
   if (!comm || !algo || (count && !buf) || (unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS)
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_bench_allreduce_algorithm: bad argument");
   const int a = hv__algo_from_name(algo);
-  if (a >= 0)
-    return hv__allreduce_run(&comm->bench_algo, (hv__algo_t)a, buf, count, dtype, op == HV_AVERAGE ? HV_SUM : op,
-                             NULL);
+  if (a >= 0) {
+    hv__algo_ctx_t *ctx;
+    HV_CHECK(hv__comm_bench_ctx(comm, &ctx));
+    return hv__allreduce_run(ctx, (hv__algo_t)a, buf, count, dtype, op == HV_AVERAGE ? HV_SUM : op, NULL);
+  }
   return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "unknown algorithm '%s' (auto, ring, rd, rab, 2d, mpi, hier, shm)", algo);
 }

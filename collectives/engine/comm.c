@@ -45,9 +45,9 @@ static void comm_destroy(hv_comm_t *comm) {
    * requests on these communicators: leave them to the process's end. */
   if (comm->async_error == HV_SUCCESS) {
     if (comm->local != MPI_COMM_NULL) MPI_Comm_free(&comm->local);
-    if (comm->cross != MPI_COMM_NULL) MPI_Comm_free(&comm->cross);
-    if (comm->bench_mpi != MPI_COMM_NULL) MPI_Comm_free(&comm->bench_mpi);
-    if (comm->mpi != MPI_COMM_NULL) MPI_Comm_free(&comm->mpi);
+    if (comm->cross != MPI_COMM_NULL && !comm->cross_borrowed) MPI_Comm_free(&comm->cross);
+    if (comm->bench_mpi != MPI_COMM_NULL && !comm->mpi_borrowed) MPI_Comm_free(&comm->bench_mpi);
+    if (comm->mpi != MPI_COMM_NULL && !comm->mpi_borrowed) MPI_Comm_free(&comm->mpi);
   }
   pthread_mutex_destroy(&comm->mutex);
   pthread_mutex_destroy(&comm->round_lock);
@@ -132,17 +132,27 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
   }
   MPI_Comm_rank(comm->local, &comm->local_rank);
   MPI_Comm_size(comm->local, &comm->local_size);
-  HV_MPI_CHECK(&comm->host.errors, MPI_Comm_split(comm->mpi, comm->local_rank, comm->rank, &comm->cross));
-  MPI_Comm_rank(comm->cross, &comm->cross_rank);
-  MPI_Comm_size(comm->cross, &comm->cross_size);
   MPI_Comm_set_errhandler(comm->local, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(comm->cross, MPI_ERRORS_RETURN);
 
   /* Hierarchical algorithms need the same number of ranks on every node: find out
    * now, before the first collective, and refuse a forced hierarchical mode. */
   int sizes[2] = {comm->local_size, -comm->local_size}, extremes[2];
   HV_MPI_CHECK(&comm->host.errors, MPI_Allreduce(sizes, extremes, 2, MPI_INT, MPI_MAX, comm->mpi));
   int uniform = extremes[0] == -extremes[1];
+  /* One rank on every node: the cross communicator has the members of mpi in the same
+   * order. A simulated build uses mpi itself: SMPI's communicator creation costs a ring
+   * allgather over all ranks (n simulated steps, n^2 messages to simulate), which
+   * dominated simulating hv_init at 1,024 ranks. hv runs one collective at a time on
+   * the calling thread there, so the two contexts never have messages in flight at once. */
+  if (HV_SIMULATED && extremes[0] == 1) {
+    comm->cross = comm->mpi;
+    comm->cross_borrowed = 1;
+  } else {
+    HV_MPI_CHECK(&comm->host.errors, MPI_Comm_split(comm->mpi, comm->local_rank, comm->rank, &comm->cross));
+    MPI_Comm_set_errhandler(comm->cross, MPI_ERRORS_RETURN);
+  }
+  MPI_Comm_rank(comm->cross, &comm->cross_rank);
+  MPI_Comm_size(comm->cross, &comm->cross_size);
   int forced = comm->config.hierarchical == 1 || comm->config.allreduce_algo == HV__ALGO_HIER;
   if (!uniform && forced)
     return hv__set_error(NULL, HV_ERR_UNSUPPORTED,
@@ -328,38 +338,52 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
     goto fail;
   }
   hv__log_level = comm->config.log_level;
-  /* The first collective of init, bounded by HV_TIMEOUT; before it every rank fails
-   * alike (config) or alone (memory), and no agreement can be met (the others are in
-   * this duplicate, not in an allreduce): those failures return without one. */
-  if ((rc = dup_when_all_arrive(comm, user)) != HV_SUCCESS) {
+  /* A simulated build may borrow the caller's communicator (HV_SIM_SHARE_COMM=1, for
+   * runs of thousands of ranks: every SMPI communicator creation is a ring allgather
+   * over all ranks, see split_nodes); the caller then makes no MPI call on it while an
+   * hv operation is in flight. Simulated builds also make the benchmark communicator
+   * on first use (hv__comm_bench_ctx): the engine is threadless there.
+   * Otherwise the first collective of init is the duplicate, bounded by HV_TIMEOUT;
+   * before it every rank fails alike (config) or alone (memory), and no agreement can
+   * be met (the others are in this duplicate, not in an allreduce): those failures
+   * return without one. */
+  const char *share = HV_SIMULATED ? getenv("HV_SIM_SHARE_COMM") : NULL;
+  comm->mpi_borrowed = share && share[0] == '1';
+  if (comm->mpi_borrowed) {
+    comm->mpi = user;
+  } else if ((rc = dup_when_all_arrive(comm, user)) != HV_SUCCESS) {
     comm->init_agreed = 1;
     goto fail;
   }
   if ((rc = hv__init_agree(comm, HV_SUCCESS)) != HV_SUCCESS) goto fail;
-  if (MPI_Comm_dup(user, &comm->bench_mpi) != MPI_SUCCESS) {
+  if (!HV_SIMULATED && MPI_Comm_dup(user, &comm->bench_mpi) != MPI_SUCCESS) {
     rc = hv__set_error(NULL, HV_ERR_MPI, "MPI_Comm_dup failed");
     goto fail;
   }
   /* hv reports errors itself: MPI must return codes on our communicators, not abort. */
   MPI_Comm_set_errhandler(comm->mpi, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(comm->bench_mpi, MPI_ERRORS_RETURN);
+  if (comm->bench_mpi != MPI_COMM_NULL) MPI_Comm_set_errhandler(comm->bench_mpi, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm->mpi, &comm->rank);
   MPI_Comm_size(comm->mpi, &comm->size);
   if (hv__log_rank < 0) hv__log_rank = comm->rank;
   host_init(comm);
-  char host[64] = {0};
-  gethostname(host, sizeof host - 1);
-  comm->hosts = calloc((size_t)comm->size, sizeof *comm->hosts);
-  rc = comm->hosts ? HV_SUCCESS : hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
-  if ((rc = hv__init_agree(comm, rc)) != HV_SUCCESS) goto fail;
-  if (MPI_Allgather(host, 64, MPI_CHAR, comm->hosts, 64, MPI_CHAR, comm->mpi) != MPI_SUCCESS) {
-    rc = hv__set_error(NULL, HV_ERR_MPI, "cannot exchange host names at init");
-    goto fail;
+  /* Host names name a peer that stops answering (fault.c); the simulated fault watcher
+   * (fault_simulated.c) watches nothing and names no one, so it needs none. */
+  if (!HV_SIMULATED) {
+    char host[64] = {0};
+    gethostname(host, sizeof host - 1);
+    comm->hosts = calloc((size_t)comm->size, sizeof *comm->hosts);
+    rc = comm->hosts ? HV_SUCCESS : hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating a communicator");
+    if ((rc = hv__init_agree(comm, rc)) != HV_SUCCESS) goto fail;
+    if (MPI_Allgather(host, 64, MPI_CHAR, comm->hosts, 64, MPI_CHAR, comm->mpi) != MPI_SUCCESS) {
+      rc = hv__set_error(NULL, HV_ERR_MPI, "cannot exchange host names at init");
+      goto fail;
+    }
   }
   /* Pids for the watch on lost and stopped peers (fault.c), which names them. */
   if ((rc = hv__fault_init(comm)) != HV_SUCCESS ||
       (rc = hv__algo_ctx_init_mpi(&comm->algo, &comm->host, comm->mpi)) != HV_SUCCESS ||
-      (rc = hv__algo_ctx_init_mpi(&comm->bench_algo, &comm->host, comm->bench_mpi)) != HV_SUCCESS ||
+      (!HV_SIMULATED && (rc = hv__algo_ctx_init_mpi(&comm->bench_algo, &comm->host, comm->bench_mpi)) != HV_SUCCESS) ||
       (rc = split_nodes(comm)) != HV_SUCCESS || (rc = hv__cuda_init(comm)) != HV_SUCCESS)
     goto fail;
   if (hv__cache_init(&comm->cache, comm->config.cache_capacity, comm->size)) goto oom;
@@ -394,6 +418,28 @@ fail:
   if (comm->last_error[0]) hv__set_error(NULL, rc, "%s", comm->last_error);
   comm_destroy(comm);
   return rc;
+}
+
+/* The context of hv_bench_allreduce_algorithm. Simulated builds make its communicator
+ * on the first call (collective: every rank benchmarks the same algorithm), keeping
+ * the links split_nodes gave it. */
+hv_result_t hv__comm_bench_ctx(hv_comm_t *comm, hv__algo_ctx_t **out) {
+  if (comm->bench_mpi == MPI_COMM_NULL) {
+    hv__algo_ctx_t links = comm->bench_algo;
+    /* Borrowed world (HV_SIM_SHARE_COMM=1): the benchmark borrows it too. */
+    if (comm->mpi_borrowed)
+      comm->bench_mpi = comm->mpi;
+    else if (MPI_Comm_dup(comm->mpi, &comm->bench_mpi) != MPI_SUCCESS)
+      return hv__set_error(comm, HV_ERR_MPI, "MPI_Comm_dup failed");
+    MPI_Comm_set_errhandler(comm->bench_mpi, MPI_ERRORS_RETURN);
+    HV_CHECK(hv__algo_ctx_init_mpi(&comm->bench_algo, &comm->host, comm->bench_mpi));
+    comm->bench_algo.local = links.local;
+    comm->bench_algo.cross = links.cross;
+    comm->bench_algo.uniform_nodes = links.uniform_nodes;
+    comm->bench_algo.shm = links.shm;
+  }
+  *out = &comm->bench_algo;
+  return HV_SUCCESS;
 }
 
 hv_result_t hv_init_from_mpi(MPI_Comm mpi_comm, hv_comm_t **comm) {

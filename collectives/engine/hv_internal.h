@@ -105,6 +105,10 @@ struct hv_comm {
   MPI_Comm bench_mpi; /* for algorithms called directly (hv_internal_bench.h) */
   MPI_Comm init_comm; /* the user's communicator, for hv__init_agree during init */
   int init_agreed;    /* an init agreement has failed: every rank knows (comm.c) */
+  /* Simulated builds only (comm.c): mpi is the caller's communicator, not a duplicate
+   * (HV_SIM_SHARE_COMM=1; bench_mpi then too), cross is mpi itself (one rank per
+   * node): not freed here. */
+  int mpi_borrowed, cross_borrowed;
   hv__config_t config;
   hv__algo_host_t host;      /* what the algorithms see of this communicator (comm.c) */
   hv__algo_ctx_t algo;       /* the background thread's algorithm context */
@@ -176,6 +180,7 @@ hv_result_t hv__set_error(hv_comm_t *comm, hv_result_t code, const char *fmt, ..
     __attribute__((format(printf, 3, 4)));
 /* The communicator's error sink (owner: the hv_comm_t, or NULL for hv_init's). */
 void hv__comm_record_error(void *owner, const char *msg);
+hv_result_t hv__comm_bench_ctx(hv_comm_t *comm, hv__algo_ctx_t **out); /* comm.c */
 
 /* ---- faults of other ranks (fault.c) ---- */
 /* The communicator whose rounds this thread runs now (the background thread, or a

@@ -12,7 +12,7 @@
  * every rank passes through negotiation each round, so a lost rank shows here. */
 static hv_result_t wait_peer(hv_comm_t *comm, int n, MPI_Request *req, int peer) {
   char what[160];
-  snprintf(what, sizeof what, "negotiation with rank %d on host %s", peer, comm->hosts[peer]);
+  snprintf(what, sizeof what, "negotiation with rank %d on host %s", peer, comm->hosts ? comm->hosts[peer] : "?");
   return hv__wait_mpi(&comm->host, n, req, what, 1);
 }
 

@@ -8,10 +8,11 @@ Usage (regenerates everything committed under tools/sim/platforms/):
                                         [--netns-local-bw 5GBps] [--netns-local-lat 0.3us]
 
 Writes (SimGrid platform version 4.1, one compact <cluster> per file):
-  fattree-{16,128,1024}n-{25,100,400}g.xml
+  fattree-{16,128,1024}n-{25,100,400}g.xml, fattree-8192n-100g.xml
       N nodes node-0..node-(N-1) on a two-level fat tree with full bisection
       bandwidth: leaf switches of K nodes, each with K uplinks to K spines (K = 4, 16
-      and 32 nodes per leaf for N = 16, 128, 1024). Every link (node-leaf, leaf-spine)
+      and 32 nodes per leaf for N = 16, 128, 1024; 8,192 nodes: 128 leaves of 64 nodes,
+      64 spines of 128 ports, still full bisection). Every link (node-leaf, leaf-spine)
       has the named rate (25/100/400 Gbit/s) and --link-lat (2 us) latency, full duplex
       (SPLITDUPLEX: each direction has the full rate). A node-to-node message on
       another leaf crosses 4 links (8 us), on the same leaf 2 (4 us). Ranks of one node
@@ -19,7 +20,8 @@ Writes (SimGrid platform version 4.1, one compact <cluster> per file):
       talk over the node's loopback (--local-bw 200 GB/s, --local-lat 1 us; FATPIPE:
       every flow gets the full rate), standing in for NVLink/NVSwitch or shared memory.
       Host speed 100 Gflop/s (only used with smpi/simulate-computation:yes).
-  hosts-{16,128,1024}n-{1,4,8}ppn.txt
+  hosts-{16,128,1024}n-{1,4,8}ppn.txt, hosts-8192n-1ppn.txt (its first N lines serve
+      -np N: 2,048 and 4,096 ranks run on the 8,192-node platform)
       smpirun hostfiles: every node listed once per rank, consecutively (node-0 PPN
       times, then node-1, ...): block placement, ranks 0..PPN-1 on node-0.
   netns-{2,4}n-1g.xml, netns-{2,4}n-1g-half.xml, hosts-netns-{2,4}n-{1,2}ppn.txt
@@ -47,7 +49,8 @@ import sys
 # leaves have K down- and K up-links (full bisection), SimGrid topo_parameters
 # "2;K,LEAVES;1,K;1,1" (levels; children per switch at each level; parents per node at each
 # level; parallel links), which gives LEAVES leaf switches and K spines of LEAVES ports.
-FAT_TREES = {16: 4, 128: 16, 1024: 32}
+FAT_TREES = {16: 4, 128: 16, 1024: 32, 8192: 64}
+BIG = 8192  # only 100 Gbit/s and 1 rank per node: the negotiation sweep (negotiation_sweep.sh)
 RATES_GBIT = (25, 100, 400)
 PPNS = (1, 4, 8)
 NETNS_NODES = (2, 4)
@@ -64,7 +67,7 @@ HEADER = """<?xml version='1.0'?>
 def fat_tree_params(nodes):
     k = FAT_TREES[nodes]
     leaves = nodes // k
-    assert k * leaves == nodes and leaves <= k, "a leaf's uplinks must reach every spine"
+    assert k * leaves == nodes and leaves <= 2 * k, "spines of at most 2K ports"
     return k, leaves, "2;%d,%d;1,%d;1,1" % (k, leaves, k)
 
 
@@ -118,9 +121,9 @@ def main(argv):
     os.makedirs(a.out, exist_ok=True)
     files = {}
     for nodes in FAT_TREES:
-        for gbit in RATES_GBIT:
+        for gbit in RATES_GBIT if nodes < BIG else (100,):
             files["fattree-%dn-%dg.xml" % (nodes, gbit)] = fat_tree_xml(nodes, gbit, a)
-        for ppn in PPNS:
+        for ppn in PPNS if nodes < BIG else (1,):
             files["hosts-%dn-%dppn.txt" % (nodes, ppn)] = hostfile("node-", nodes, ppn)
     for nodes in NETNS_NODES:
         files["netns-%dn-1g.xml" % nodes] = netns_xml(nodes, a)
