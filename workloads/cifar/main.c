@@ -24,8 +24,8 @@
 #include "clock.h"
 #include "error_report.h"
 #include "hv.h"
-#include "restart_mark.h"
 #include "model_gpu.h"
+#include "restart_mark.h"
 #include "settings.h"
 
 enum { MAX_EPOCH_RECORDS = 10001 }; /* --epochs is at most 10000 */
@@ -231,9 +231,10 @@ int main(int argc, char **argv) {
         resumed = 1;
         t.step = meta.step;
         const int have = cifar_peer_partial(&peer, meta.step, info.world, peer_sums);
-        printf("Restart %d: resuming from the peer checkpoint of step %lld in memory (%s; disk: %s%lld)%s\n",
-               restart, (long long)meta.step, path, disk_step >= 0 ? "step " : "none, ",
-               (long long)disk_step, have ? "" : "; the epoch's sums restart (another world size)");
+        char disk[48] = "none";
+        if (disk_step >= 0) snprintf(disk, sizeof disk, "step %lld", (long long)disk_step);
+        printf("Restart %d: resuming from the peer checkpoint of step %lld in memory (%s; disk: %s)%s\n", restart,
+               (long long)meta.step, path, disk, have ? "" : "; the epoch's sums restart (another world size)");
         fflush(stdout);
       } else {
         fprintf(stderr, "cifar_ddp: restart %d: the peer checkpoint of step %lld is not usable (%s): %s\n", restart,
