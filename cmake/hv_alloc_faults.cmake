@@ -22,4 +22,7 @@ if(HV_ALLOC_FAULTS)
   target_link_options(hv_project_options INTERFACE ${_hv_wrapped})
   # BUILD_INTERFACE: hv_project_options is exported; the injector never is.
   target_link_libraries(hv_project_options INTERFACE $<BUILD_INTERFACE:hv_alloc_faults>)
+  # An installed tree of such a build (the install and Slurm tests install it) needs the
+  # injector beside libhvcoll, where the installed programs' RPATH looks.
+  install(TARGETS hv_alloc_faults LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
