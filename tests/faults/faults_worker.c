@@ -21,6 +21,7 @@
  * --steps N: no fault is expected (a link that flaps, tests/faults/netem_faults.sh):
  * every rank runs N steps (the same on all, unlike --seconds, which each rank's
  * clock decides), shuts down and exits 0 with every sum exact.
+ * --connect-all: an MPI all-to-all opens every connection first (tests that cut links).
  * --blocking: the layers go through the blocking hv_allreduce one after another
  * instead (rounds run inline on the calling thread, engine_inline.c): the fault
  * must be reported the same way when it hits such a round. */
@@ -56,16 +57,17 @@ static int fail(hv_comm_t *comm, int step, double since, hv_result_t rc, int shu
 }
 
 int main(int argc, char **argv) {
-  int mismatch_rank = -1, bad_rank = -1, blocking = 0, steps = -1;
+  int mismatch_rank = -1, bad_rank = -1, blocking = 0, steps = -1, connect_all = 0;
   double seconds = 50; /* within the harness's outer timeouts */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--mismatch") && i + 1 < argc) mismatch_rank = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--bad-input") && i + 1 < argc) bad_rank = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
     else if (!strcmp(argv[i], "--blocking")) blocking = 1;
+    else if (!strcmp(argv[i], "--connect-all")) connect_all = 1;
     else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: faults_worker [--mismatch RANK | --bad-input RANK] [--blocking] [--seconds S | --steps N]\n");
+      fprintf(stderr, "usage: faults_worker [--mismatch RANK | --bad-input RANK] [--blocking] [--connect-all] [--seconds S | --steps N]\n");
       return 2;
     }
   }
@@ -81,6 +83,18 @@ int main(int argc, char **argv) {
   gethostname(host, sizeof host - 1);
   for (int l = 0; l < LAYERS; l++)
     if (!(grad[l] = malloc(layer_count[l] * sizeof(float)))) return leave(1);
+  /* --connect-all: one all-to-all of 1 MiB per pair first, so that Open MPI's TCP
+   * transport opens every connection (both of btl_tcp_links 2) before a test cuts a
+   * link: a connection it first tries during an outage fails for good ("connect()
+   * failed: Operation now in progress"), which is Open MPI's, not hv's, to survive. */
+  if (connect_all) {
+    const size_t per = 1 << 20;
+    char *out = calloc((size_t)size, per), *in = malloc((size_t)size * per);
+    int ok = out && in && MPI_Alltoall(out, (int)per, MPI_CHAR, in, (int)per, MPI_CHAR, MPI_COMM_WORLD) == MPI_SUCCESS;
+    free(out);
+    free(in);
+    if (!ok) return leave(1);
+  }
 
   for (int step = 0;; step++) {
     if (now_s() - t_start > seconds) {

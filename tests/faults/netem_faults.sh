@@ -136,7 +136,7 @@ else
 fi
 
 # 3. Flap: node 1's link down for one second, mid-run.
-if start_worker flap 30 --steps 100; then
+if start_worker flap 30 --steps 100 --connect-all; then
   ip -n "$FAB" link set p1 down; sleep 1; ip -n "$FAB" link set p1 up
   up=$(date +%s%N)
   wait "$LP"; mrc=$?
