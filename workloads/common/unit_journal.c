@@ -136,7 +136,7 @@ int unit_journal_open(unit_journal_t *j, const char *results, int attempt, int r
   return 0;
 }
 
-static void add_v(unit_journal_t *j, const char *fmt, va_list ap) {
+__attribute__((format(printf, 2, 0))) static void add_v(unit_journal_t *j, const char *fmt, va_list ap) {
   if (j->oom) return;
   for (;;) {
     va_list aq;
