@@ -101,7 +101,8 @@ slot0)
   # Forcing the shared-memory allreduce while turning shared memory off is refused
   # at hv_init, on every rank, naming both variables.
   "$@" --algos=shm@0 >"$out" 2>&1 && { cat "$out"; echo "shm_fallback: HV_ALLREDUCE_ALGO=shm with HV_SHM_SLOT_BYTES=0 was accepted" >&2; exit 1; }
-  n=$(grep -c 'HV_ALLREDUCE_ALGO=shm needs shared memory, but HV_SHM_SLOT_BYTES=0 turns it off' "$out")
+  # Occurrences, not lines: mpirun may join two ranks' lines into one.
+  n=$(grep -o 'HV_ALLREDUCE_ALGO=shm needs shared memory, but HV_SHM_SLOT_BYTES=0 turns it off' "$out" | wc -l)
   [ "$n" -eq 4 ] || { cat "$out"; echo "shm_fallback: $n of 4 ranks refused HV_ALLREDUCE_ALGO=shm with HV_SHM_SLOT_BYTES=0" >&2; exit 1; }
   ;;
 *)
