@@ -18,7 +18,7 @@ build=${1:-build-sim}
 [ $# -gt 0 ] && shift
 ranks=${*:-128 512 1024 2048 4096 8192}
 for n in $ranks; do
-  out=$( { HV_SIM_SHARE_COMM=1 /usr/bin/time -f "wall_s %e maxrss_kb %M" nice -n 19 smpirun -np "$n" \
+  out=$( { HV_SIM_SHARE_COMM=1 /usr/bin/time -f "wall_s %e maxrss_kb %M" nice -n "${NICE:-19}" smpirun -np "$n" \
       -platform "$here/platforms/fattree-8192n-100g.xml" -hostfile "$here/platforms/hosts-8192n-1ppn.txt" \
       --cfg=smpi/simulate-computation:no --cfg=smpi/coll-selector:ompi --cfg=smpi/allreduce:rdb \
       --cfg=network/model:CM02 --cfg=smpi/display-timing:no \
