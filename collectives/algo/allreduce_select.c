@@ -10,7 +10,8 @@
  *                                                ring over MPI 0.8-1.2x up to 16 MiB,
  *                                                recursive doubling 0.30x at 4 KiB)
  *   size <= HV_SMALL_ALLREDUCE_BYTES (64 KiB)  -> recursive doubling: log2(p) latency
- *                                                steps beat the ring's 2(p-1)
+ *   (with HV_LINK_GBITS: the crossover of       steps beat the ring's 2(p-1)
+ *   rd_limit below, on one rank per node)
  *   larger, job on several nodes with several  -> hierarchical: only one reduced copy
  *   ranks each (same count per node)             per local slot crosses the network
  *   larger, two ranks (on two nodes)           -> recursive doubling: one exchange of the
@@ -36,6 +37,7 @@
  * a column) follows the same rule over its ranks (recursive doubling when its segment
  * is at most HV_SMALL_ALLREDUCE_BYTES), unless the host's cross_algo asks for ring, rd
  * or rab. */
+#include <stdint.h>
 #include <strings.h>
 
 #include "algo.h"
@@ -82,14 +84,44 @@ static hv__algo_t flat_large(int n) {
   return HV__ALGO_RING;
 }
 
+/* The largest buffer for which recursive doubling beats flat_large(n) over n ranks.
+ * Without a link model (HV_LINK_GBITS), HV_SMALL_ALLREDUCE_BYTES. With one, the
+ * alpha-beta crossover: rd costs L_rd (lat + S/B), L_rd = log2 p steps (p the largest
+ * power of two <= n) plus 2 to fold the others in and out; rab and the ring cost
+ * L lat + 2 (n-1)/n S/B with L = 2 log2 n and 2 (n-1). rd wins below
+ * S* = lat B (L - L_rd) / (L_rd - 2 (n-1)/n). The crossover moves with the link: for
+ * 128 ranks and 8 us it is 35 KB at 25 Gbit/s, 140 KB at 100 and 560 KB at 400, and
+ * the simulated fat trees put it there (README, "hv at scale"), where one fixed 64 KiB
+ * limit chose rd 1.53x too slow at 25 Gbit/s x 64 KiB and rab 1.14x too slow at
+ * 400 Gbit/s x 256 KiB. */
+static size_t rd_limit(const hv__algo_host_t *host, int n) {
+  if (!(host->link_Bps > 0) || n < 2) return host->small_allreduce_bytes;
+  int log2p = 0;
+  while ((2 << log2p) <= n) log2p++;
+  const double rd_steps = log2p + ((1 << log2p) == n ? 0 : 2);
+  const hv__algo_t large = flat_large(n);
+  if (large == HV__ALGO_RD) return SIZE_MAX;
+  const double large_steps = large == HV__ALGO_RAB ? 2.0 * log2p : 2.0 * (n - 1);
+  const double large_volume = 2.0 * (n - 1) / n; /* bytes moved per byte of buffer */
+  if (rd_steps <= large_volume) return SIZE_MAX;  /* rd moves no more: it always wins */
+  if (large_steps <= rd_steps) return 0;          /* fewer latencies and fewer bytes */
+  const double s = host->link_latency_s * host->link_Bps * (large_steps - rd_steps) / (rd_steps - large_volume);
+  return s >= (double)SIZE_MAX ? SIZE_MAX : (size_t)s;
+}
+
 const hv__allreduce_algo_t *hv__allreduce_select(const hv__algo_ctx_t *ctx, hv__algo_t forced,
                                                  size_t bytes) {
   hv__algo_t want = forced;
   if (want == HV__ALGO_AUTO) {
     int hier_possible = ctx->local && ctx->cross && ctx->uniform_nodes;
     int several_nodes = hier_possible && ctx->cross->transport.size > 1 && ctx->local->transport.size > 1;
+    int one_node = hier_possible && ctx->cross->transport.size == 1;
     if (hv__allreduce_shm_usable(ctx)) want = HV__ALGO_SHM;
-    else if (bytes <= ctx->host->small_allreduce_bytes) want = HV__ALGO_RD;
+    /* The link model describes flat rounds across nodes: on one node, and across
+     * nodes of several ranks (rd or hierarchical), the fixed limit decides. */
+    else if (bytes <= (several_nodes || one_node ? ctx->host->small_allreduce_bytes
+                                                  : rd_limit(ctx->host, ctx->transport.size)))
+      want = HV__ALGO_RD;
     else if (hier_possible && (ctx->host->hierarchical == 1 || (ctx->host->hierarchical == -1 && several_nodes)))
       want = HV__ALGO_HIER;
     else want = flat_large(ctx->transport.size);
@@ -106,7 +138,7 @@ const hv__allreduce_algo_t *hv__cross_allreduce_select(const hv__algo_ctx_t *cro
   /* Only the flat algorithms: the others need a hierarchy the outer context lacks,
    * and 2d there would nest grids without end over a prime number of ranks. */
   if (want != HV__ALGO_RING && want != HV__ALGO_RD && want != HV__ALGO_RAB)
-    want = bytes <= cross->host->small_allreduce_bytes ? HV__ALGO_RD : flat_large(cross->transport.size);
+    want = bytes <= rd_limit(cross->host, cross->transport.size) ? HV__ALGO_RD : flat_large(cross->transport.size);
   return algo_of(want);
 }
 

@@ -21,6 +21,11 @@ typedef struct hv__algo_host {
   int spin_ok;                  /* a core for each busy thread: waits may spin longer */
   size_t ring_chunk_bytes;      /* HV_RING_CHUNK_BYTES: the ring's pipelining unit */
   size_t small_allreduce_bytes; /* HV_SMALL_ALLREDUCE_BYTES: auto uses rd at or below */
+  /* HV_LINK_GBITS / HV_LINK_LATENCY_US: the network as one rank sees it, bytes/s and
+   * seconds per message; link_Bps 0 (not given, or HV_SMALL_ALLREDUCE_BYTES given):
+   * auto's rd limit is small_allreduce_bytes, else the alpha-beta crossover
+   * (allreduce_select.c). */
+  double link_Bps, link_latency_s;
   int hierarchical;             /* HV_HIERARCHICAL_ALLREDUCE: -1 auto, 0 off, 1 forced */
   int cross_algo;               /* the outer phase of the hierarchical (across nodes) and
                                    2-D (down columns) allreduces: an hv__algo_t, ring, rd

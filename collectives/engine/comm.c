@@ -225,6 +225,10 @@ static void host_init(hv_comm_t *comm) {
   host->timeout_s = comm->config.timeout_s;
   host->ring_chunk_bytes = comm->config.ring_chunk_bytes;
   host->small_allreduce_bytes = comm->config.small_allreduce_bytes;
+  if (comm->config.link_gbits > 0 && !comm->config.small_allreduce_given) {
+    host->link_Bps = comm->config.link_gbits * 1e9 / 8;
+    host->link_latency_s = comm->config.link_latency_us * 1e-6;
+  }
   host->hierarchical = comm->config.hierarchical;
   host->fault_poll = host_fault_poll;
   host->stopped_note = host_stopped_note;

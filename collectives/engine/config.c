@@ -44,6 +44,7 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
   c->cycle_time_ms = 1.0;
   c->allreduce_algo = HV__ALGO_AUTO;
   c->small_allreduce_bytes = 64u << 10;
+  c->link_latency_us = 5;
   c->ring_chunk_bytes = 1u << 20;
   c->hierarchical = -1;
   c->shm_slot_bytes = 4u << 20;
@@ -69,8 +70,16 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
   if ((v = getenv("HV_CYCLE_TIME")) && *v)
     if (parse_seconds(v, &c->cycle_time_ms) || c->cycle_time_ms > 60000)
       BAD("HV_CYCLE_TIME", "milliseconds from 0 to 60000, such as 1 or 0.5");
-  if ((v = getenv("HV_SMALL_ALLREDUCE_BYTES")) && *v)
+  if ((v = getenv("HV_SMALL_ALLREDUCE_BYTES")) && *v) {
     if (hv__parse_size(v, &c->small_allreduce_bytes)) BAD("HV_SMALL_ALLREDUCE_BYTES", "a size such as 64K");
+    c->small_allreduce_given = 1;
+  }
+  if ((v = getenv("HV_LINK_GBITS")) && *v)
+    if (parse_seconds(v, &c->link_gbits) || c->link_gbits <= 0 || c->link_gbits > 1e5)
+      BAD("HV_LINK_GBITS", "the network bandwidth one rank gets across nodes, in Gbit/s, such as 100 or 12.5");
+  if ((v = getenv("HV_LINK_LATENCY_US")) && *v)
+    if (parse_seconds(v, &c->link_latency_us) || c->link_latency_us <= 0 || c->link_latency_us > 1e6)
+      BAD("HV_LINK_LATENCY_US", "one message's latency across the network in microseconds, such as 5");
   if ((v = getenv("HV_RING_CHUNK_BYTES")) && *v)
     if (hv__parse_size(v, &c->ring_chunk_bytes) || c->ring_chunk_bytes < 64 ||
         c->ring_chunk_bytes > (1u << 30))

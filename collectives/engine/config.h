@@ -13,6 +13,9 @@ typedef struct hv__config {
   double cycle_time_ms;         /* HV_CYCLE_TIME */
   hv__algo_t allreduce_algo;    /* HV_ALLREDUCE_ALGO */
   size_t small_allreduce_bytes; /* HV_SMALL_ALLREDUCE_BYTES: auto uses rd at or below */
+  int small_allreduce_given;    /* HV_SMALL_ALLREDUCE_BYTES was set: it beats the link model */
+  double link_gbits;            /* HV_LINK_GBITS: one rank's share of the network, 0 unknown */
+  double link_latency_us;       /* HV_LINK_LATENCY_US: one message across the network */
   int hierarchical;             /* HV_HIERARCHICAL_ALLREDUCE: -1 auto, 0 off, 1 forced */
   size_t shm_slot_bytes;        /* HV_SHM_SLOT_BYTES: per-rank shared slot, 0 disables */
   size_t ring_chunk_bytes;      /* HV_RING_CHUNK_BYTES */

@@ -54,8 +54,14 @@ static void record_error(void *owner, const char *detail) {
   fprintf(stderr, "[rank %d] %s\n", env->host.rank, detail);
 }
 
+/* --link GBITS,LAT_US: the link model auto's rd limit follows (HV_LINK_GBITS,
+ * HV_LINK_LATENCY_US); 0: none, the fixed HV_SMALL_ALLREDUCE_BYTES. */
+static double link_gbits, link_lat_us;
+
 static void host_init(rank_env_t *env, int rank) {
   hv__algo_host_defaults(&env->host);
+  env->host.link_Bps = link_gbits * 1e9 / 8;
+  env->host.link_latency_s = link_lat_us * 1e-6;
   env->host.rank = env->host.errors.rank = rank;
   env->host.errors.record = record_error;
   env->host.errors.owner = env;
@@ -444,9 +450,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--expect-auto") && i + 1 < argc) expect_auto = argv[++i];
     else if (!strcmp(argv[i], "--auto-only")) auto_only = 1;
+    else if (!strcmp(argv[i], "--link") && i + 1 < argc && sscanf(argv[i + 1], "%lf,%lf", &link_gbits, &link_lat_us) == 2 &&
+             link_gbits > 0 && link_lat_us > 0)
+      i++;
     else {
       fprintf(stderr, "usage: algo_test [--transport local|mpi] [--nodes N] [--per-node K] [--quick] "
-                      "[--expect-auto SIZE=ALGO,...] [--auto-only]\n");
+                      "[--expect-auto SIZE=ALGO,...] [--auto-only] [--link GBITS,LAT_US]\n");
       return 2;
     }
   }

@@ -149,6 +149,23 @@ static void test_parsing(void) {
   setenv("HV_CYCLE_TIME", "3e47", 1);
   CHECK(hv__config_load(&c, err, sizeof err) == HV_ERR_INVALID_ARGUMENT && strstr(err, "60000"), "huge cycle: %s", err);
   unsetenv("HV_CYCLE_TIME");
+  /* The link model: a rate and a latency; HV_SMALL_ALLREDUCE_BYTES given beats it. */
+  setenv("HV_LINK_GBITS", "fast", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_ERR_INVALID_ARGUMENT && strstr(err, "HV_LINK_GBITS"), "bad link: %s", err);
+  setenv("HV_LINK_GBITS", "0", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_ERR_INVALID_ARGUMENT, "zero link rate accepted");
+  setenv("HV_LINK_GBITS", "25", 1);
+  setenv("HV_LINK_LATENCY_US", "-3", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_ERR_INVALID_ARGUMENT && strstr(err, "HV_LINK_LATENCY_US"), "bad latency: %s", err);
+  setenv("HV_LINK_LATENCY_US", "8", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_SUCCESS && c.link_gbits == 25 && c.link_latency_us == 8 &&
+            !c.small_allreduce_given, "link model");
+  setenv("HV_SMALL_ALLREDUCE_BYTES", "32K", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_SUCCESS && c.small_allreduce_given && c.small_allreduce_bytes == 32768,
+        "explicit limit");
+  unsetenv("HV_SMALL_ALLREDUCE_BYTES");
+  unsetenv("HV_LINK_GBITS");
+  unsetenv("HV_LINK_LATENCY_US");
   CHECK(hv__config_load(&c, err, sizeof err) == HV_SUCCESS && c.fusion_threshold == 128u << 20 &&
             c.cycle_time_ms == 1.0 && c.stall_check_s == 60, "defaults");
   CHECK(strstr(hv_strerror(HV_ERR_MISMATCH), "mismatch") != NULL, "strerror text");
