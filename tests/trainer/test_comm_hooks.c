@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
   check_bad_hook(d, m, &failing, "the test's hook refuses");
   ddp_free(d); /* a failed DDP keeps its first error: a new one for each case */
   d = ddp_create(comm, m, &small, err, sizeof err);
-  check_bad_hook(d, m, &twice, "twice");
+  check_bad_hook(d, m, &twice, "twice in one step");
   ddp_free(d);
   d = ddp_create(comm, m, &small, err, sizeof err);
   check_bad_hook(d, m, &never, "did not complete");
