@@ -6,7 +6,7 @@
 # Environment (set by CMake): CIFAR_DDP, MAKE_TINY, COMPARE_CKPT, HV_MPIRUN (mpirun and
 # its flags), WORK (a scratch folder for this case).
 # Cases: smoke NP | fashion | cifar100 | equiv | early_stop | resume | resume_fallback |
-#        resume_other_np | bad_flags | batch_lt_ranks | missing_data
+#        resume_other_np | bad_flags | batch_lt_ranks | missing_data | comm_hooks
 set -u
 CASE=$1
 NP=${2:-2}
@@ -119,6 +119,21 @@ smoke)
     done
   fi
   echo "smoke np=$NP: training loss $l1 -> $l3"
+  ;;
+comm_hooks)
+  # Every hook trains (loss decreasing) and prints its bytes per step and ratio.
+  tiny data
+  for h in allreduce:1.00 fp16:2.00 bf16:2.00 int8:3.9 powersgd:rank=2,start=2:; do
+    hook=${h%:*}
+    run "$NP" $COMMON --batch-size 32 --epochs 3 --comm-hook "$hook" --results "res_$hook"
+    [ "$RC" -eq 0 ] || fail "--comm-hook $hook: exit code $RC"
+    expect out.txt "^Comm hook $hook: [0-9]+ bytes sent per step, compression ratio ${h##*:}[0-9.]*x, [0-9.]+ ms per step\$" 3
+    l1=$(csv_col "res_$hook/results.csv" 1 2)
+    l3=$(csv_col "res_$hook/results.csv" 3 2)
+    awk -v a="$l1" -v b="$l3" 'BEGIN { exit !(a + 0 == a && b + 0 == b && b < a && b > 0) }' ||
+      fail "--comm-hook $hook: training loss not finite and decreasing: $l1 -> $l3"
+    echo "comm hook $hook np=$NP: training loss $l1 -> $l3; $(grep '^Comm hook' out.txt | tail -1)"
+  done
   ;;
 fashion)
   FM=/usr/share/datasets/fashion-mnist
@@ -254,7 +269,10 @@ bad_flags)
     "--epochs 0|--epochs: '0' is not an integer in \\[1," \
     "--target-accuracy 1.5|--target-accuracy: '1.5' is not a number in \\[0, 1\\]" \
     "--compression lz4|--compression: 'lz4' is not one of none, fp16" \
-    "--device gpu|--device: 'gpu' is not one of cpu, cuda"; do
+    "--device gpu|--device: 'gpu' is not one of cpu, cuda" \
+    "--comm-hook topk|--comm-hook: unknown comm hook 'topk': expected allreduce, fp16, bf16, powersgd" \
+    "--comm-hook powersgd:rank=0|--comm-hook: comm hook option rank='0' is not valid" \
+    "--comm-hook powersgd:start=-1|--comm-hook: comm hook option start='-1' is not valid"; do
     args=${c%%|*}
     msg=${c#*|}
     # shellcheck disable=SC2086

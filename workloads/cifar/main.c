@@ -323,7 +323,10 @@ int main(int argc, char **argv) {
     cifar_progress_start(&prog, verbose, epoch + 1, a.epochs, t.steps_per_epoch, now_s());
     cifar_epoch_t e = {0};
     const int first = epoch == start_epoch ? first_step : 0;
+    unsigned long long sent0, dense0, sent1, dense1;
+    ddp_comm_bytes(t.ddp, &sent0, &dense0);
     const int taken = cifar_train_epoch(&t, epoch, first, a.max_steps, &prog, &e, err, sizeof err);
+    ddp_comm_bytes(t.ddp, &sent1, &dense1);
     cifar_progress_end(&prog);
     if (taken < 0) {
       report_error(err);
@@ -343,6 +346,12 @@ int main(int argc, char **argv) {
              partial ? " (stopped at --max-steps)" : "");
       printf("Validation Loss: %.4f, Validation Accuracy: %.4f\n", e.val_loss, e.val_acc);
       printf("Epoch Throughput: %.2f images/second\n", e.images_per_s);
+      /* --comm-hook: what each rank contributed to the gradient collectives per step
+       * (its messages, not what a ring forwards) against float32 buckets. */
+      if (a.comm_hook && taken > 0)
+        printf("Comm hook %s: %.0f bytes sent per step, compression ratio %.2fx, %.1f ms per step\n", a.comm_hook,
+               (double)(sent1 - sent0) / taken, sent1 > sent0 ? (double)(dense1 - dense0) / (double)(sent1 - sent0) : 0.0,
+               1e3 * e.seconds / taken);
       if (t.amp)
         printf("Mixed precision: loss scale %g, %lld step%s skipped for inf/NaN gradients so far\n",
                (double)t.scaler.scale, t.amp_skipped, t.amp_skipped == 1 ? "" : "s");
