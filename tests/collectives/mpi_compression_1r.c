@@ -41,7 +41,8 @@ static double measure(hv_comm_t *comm, const char *name, hv_compression_t comp, 
   for (size_t i = 0; i < n; i++) x[i] = (float)input(R, i);
   hv_allreduce_opts_t opts = {1.0, 1.0, comp};
   CHECK_RC(hv_allreduce(comm, name, x, y, n, HV_FLOAT32, op, &opts));
-  const int fp16 = comp == HV_COMPRESSION_FP16 || comp == HV_COMPRESSION_FP16_1R;
+  /* DEFAULT is HV_COMPRESSION=fp16-1r here */
+  const int fp16 = comp == HV_COMPRESSION_FP16 || comp == HV_COMPRESSION_FP16_1R || comp == HV_COMPRESSION_DEFAULT;
   const double u = fp16 ? 0x1p-11 : 0x1p-8, t = fp16 ? 0x1p-25 : 0;
   double worst = 0;
   *bad = 0;
