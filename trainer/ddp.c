@@ -342,8 +342,15 @@ int ddp_register_comm_hook(ddp_t *d, const ddp_comm_hook_t *hook) {
   d->hook = hook ? *hook
                  : (ddp_comm_hook_t){.name = "allreduce", .state = d, .start = allreduce_start,
                                      .finish = allreduce_finish};
+  for (int b = 0; b < d->n_buckets && d->hook.prepare; b++)
+    if (d->hook.prepare(d->hook.state, &d->buckets[b])) {
+      ddp_fail(d, "comm hook '%s' could not prepare bucket %d", d->hook.name, b);
+      return -1;
+    }
   return 0;
 }
+
+void ddp_set_step(ddp_t *d, long long steps) { d->steps = steps; }
 
 const char *ddp_comm_hook_name(const ddp_t *d) { return d->hook.name; }
 

@@ -57,6 +57,9 @@ int ddp_backward(ddp_t *d, int sync);
 /* Hands every bucket of the gradients already in the model (computed without
  * ddp_backward) to the hook, in bucket order; ddp_wait then as after ddp_backward. */
 int ddp_reduce_grads(ddp_t *d);
+/* Sets the count of synchronised steps (ddp_bucket_step) after a resume, so a hook's
+ * warm-up (PowerSGD's start) is not taken again. */
+void ddp_set_step(ddp_t *d, long long steps);
 /* Waits for every bucket submitted by ddp_backward; grads then hold the average. */
 int ddp_wait(ddp_t *d);
 /* Broadcasts buffers (batch-norm running statistics) from rank 0. */
@@ -92,6 +95,10 @@ typedef struct ddp_comm_hook {
    * average over the ranks in the gradients and call ddp_bucket_complete (unless start
    * did). NULL: start completes. */
   int (*finish)(void *state, ddp_bucket_t *b);
+  /* Called once per bucket by ddp_register_comm_hook (optional): allocate the
+   * bucket's state now, so that its size is known before the first step (a resume
+   * loads it then). 0, or -1 after ddp_bucket_fail. */
+  int (*prepare)(void *state, ddp_bucket_t *b);
   /* Checkpoints (optional): the state that must survive a resume (error buffers, Q),
    * as `count` real_t values that this rank saves and loads back; ddp_hook_state_*. */
   size_t (*state_count)(void *state);
@@ -132,7 +139,9 @@ int ddp_bucket_on_host(const ddp_bucket_t *b);
 void ddp_comm_bytes(const ddp_t *d, unsigned long long *sent, unsigned long long *dense);
 
 /* The hook's state for checkpoints: how many values, and a copy out (load = 0) or in
- * (load = 1). 0 values when the hook keeps none. */
+ * (load = 1). 0 values when the hook keeps none. Each rank has its own (PowerSGD's and
+ * int8's error buffers differ between ranks): save and load it per rank, with
+ * ddp_set_step, for a resume equivalent to the uninterrupted run. */
 size_t ddp_hook_state_count(const ddp_t *d);
 void ddp_hook_state_copy(ddp_t *d, real_t *buf, int load);
 

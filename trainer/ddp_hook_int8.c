@@ -81,6 +81,12 @@ static int8_bucket_t *bucket_state(int8_state_t *s, ddp_bucket_t *b, int size) {
   return ib;
 }
 
+static int int8_prepare(void *state, ddp_bucket_t *b) {
+  int size = 1;
+  hv_comm_size(ddp_bucket_comm(b), &size);
+  return bucket_state(state, b, size) ? 0 : ddp_bucket_fail(b, "out of memory");
+}
+
 static int int8_start(void *state, ddp_bucket_t *b) {
   int8_state_t *s = state;
   if (!ddp_bucket_on_host(b)) return ddp_bucket_fail(b, "runs on CPU models only");
@@ -172,6 +178,7 @@ int ddp_hook_int8_make(ddp_comm_hook_t *hook, size_t chunk, char *err, size_t er
                             .state = s,
                             .start = int8_start,
                             .finish = int8_finish,
+                            .prepare = int8_prepare,
                             .state_count = int8_state_count,
                             .state_copy = int8_state_copy,
                             .free_state = int8_free};

@@ -121,6 +121,10 @@ static int plan(psgd_t *s, psgd_bucket_t *pb, ddp_bucket_t *b) {
   return 0;
 }
 
+static psgd_bucket_t *bucket_state(psgd_t *s, ddp_bucket_t *b);
+
+static int psgd_prepare(void *state, ddp_bucket_t *b) { return bucket_state(state, b) ? 0 : -1; }
+
 static psgd_bucket_t *bucket_state(psgd_t *s, ddp_bucket_t *b) {
   const int i = ddp_bucket_index(b);
   if (i >= s->nb) {
@@ -278,6 +282,7 @@ int ddp_hook_powersgd_make(ddp_comm_hook_t *hook, const ddp_powersgd_config_t *c
                             .state = s,
                             .start = psgd_start,
                             .finish = psgd_finish,
+                            .prepare = psgd_prepare,
                             .state_count = psgd_state_count,
                             .state_copy = psgd_state_copy,
                             .free_state = psgd_free};
