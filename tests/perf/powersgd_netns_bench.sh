@@ -28,9 +28,9 @@ hv() { # hv RATE HOOK
 torch() { # torch RATE HOOK
   args=(--world 2 --master "$HV_NS_NET.1" --model "$MODEL" --batch-size "$BATCH" --steps $((2 * STEPS))
     --warmup "$STEPS" --hook "$2")
-  "$C/netns-node" "${HV_NS}n1" /usr/bin/python3 "$P/torch_ddp_hook_steps.py" --rank 1 "${args[@]}" >/dev/null 2>&1 &
+  "$C/netns-node" "${HV_NS}n1" env GLOO_SOCKET_IFNAME=eth0 /usr/bin/python3 "$P/torch_ddp_hook_steps.py" --rank 1 "${args[@]}" >/dev/null 2>&1 &
   peer=$!
-  line=$(timeout --signal=KILL 900 "$C/netns-node" "${HV_NS}n0" /usr/bin/python3 "$P/torch_ddp_hook_steps.py" --rank 0 \
+  line=$(timeout --signal=KILL 900 "$C/netns-node" "${HV_NS}n0" env GLOO_SOCKET_IFNAME=eth0 /usr/bin/python3 "$P/torch_ddp_hook_steps.py" --rank 0 \
     "${args[@]}" 2>&1 | grep '^torch' || echo FAILED)
   wait "$peer"
   echo "$1 torch $line"

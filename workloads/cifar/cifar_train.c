@@ -158,6 +158,7 @@ int cifar_train_start_ddp(cifar_train_t *t, char *err, size_t errlen) {
   t->opt.has_buf = (int)st[0];
   t->step = st[1];
   t->opt.steps = st[1];
+  ddp_set_step(t->ddp, t->step); /* a hook's warm-up counts from the run's first step */
   return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "cifar_args.h"
 #include "cifar_ckpt.h"
 #include "cifar_data.h"
+#include "cifar_hook_state.h"
 #include "cifar_peer.h"
 #include "cifar_report.h"
 #include "cifar_train.h"
@@ -290,6 +291,15 @@ int main(int argc, char **argv) {
   if (!all_ok(comm, ok, err)) goto fail_agreed;
   ok = cifar_train_start_ddp(&t, err, sizeof err) == 0;
   if (!all_ok(comm, ok, err)) goto fail_agreed;
+  /* A resumed run's comm-hook state (each rank its own), where the checkpoint folder
+   * has it for this step; else the hook starts afresh, which changes the results. */
+  if (t.step > 0 && a.comm_hook && ddp_hook_state_count(t.ddp) > 0) {
+    char why[1024] = "no --checkpoint-dir (a peer checkpoint in memory does not hold it)";
+    if (!a.checkpoint_dir ||
+        cifar_hook_state_load(a.checkpoint_dir, t.ddp, a.comm_hook, g_rank, info.world, t.step, why, sizeof why))
+      fprintf(stderr, "cifar_ddp: warning: rank %d: --comm-hook %s starts with empty state (error feedback, Q) "
+              "after the resume: %s\n", g_rank, a.comm_hook, why);
+  }
 
   /* Where the checkpoint left off (rank 0 read it): the epoch, the step inside it
    * (a --max-steps checkpoint), and the early-stopping streak of the epoch records. */
@@ -373,6 +383,10 @@ int main(int argc, char **argv) {
       ok = !rank0 ||
            cifar_ckpt_save(a.checkpoint_dir, t.model, &t.opt, &meta, hist, n_hist, err,
                            sizeof err) == 0;
+      /* every rank: its comm hook's state (error feedback), for an equivalent resume */
+      if (ok && a.comm_hook)
+        ok = cifar_hook_state_save(a.checkpoint_dir, t.ddp, a.comm_hook, g_rank, info.world, t.step, err,
+                                   sizeof err) == 0;
       if (!all_ok(comm, ok, err)) goto fail_agreed;
     }
     if (!partial && cifar_peer_after_epoch(&peer, &t, epoch + 1, hist, n_hist, err, sizeof err)) {
