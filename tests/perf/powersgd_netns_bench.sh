@@ -1,5 +1,5 @@
 #!/bin/bash
-# powersgd_netns_bench.sh BUILD_DIR [RATES="100mbit 1gbit"] [MODEL=wrn-16-4] [BATCH=32] [STEPS=12]:
+# powersgd_netns_bench.sh BUILD_DIR [RATES="100mbit 1gbit"] [MODEL=wrn-16-4] [BATCH=32] [STEPS=12] [REPS=1]:
 # training step time over slow links (issue #25): 2 emulated nodes x 1 rank
 # (tests/cluster/: network namespaces, tbf at RATE on every node link), cifar_ddp
 # with --comm-hook allreduce, fp16, int8 and powersgd:rank=4,start=2 against PyTorch
@@ -8,9 +8,12 @@
 # interleaved. Fashion-MNIST, global batch BATCH, 1 thread per rank.
 # hv: epoch 2 of 2 of STEPS steps each (its "Comm hook" line: mean ms per step, bytes
 # sent per step and compression ratio); torch: the mean of steps STEPS+1..2 STEPS.
+# REPS rounds of all of it, one after the other (a busy machine's slow spells then hit
+# every configuration); HV_BENCH_HOOKS="allreduce powersgd" leaves out int8 and fp16.
 # A benchmark, not a test. Needs root and python3-torch; tears its nodes down on exit.
 set -u
-B=$(cd "$1" && pwd); RATES=${2:-100mbit 1gbit}; MODEL=${3:-wrn-16-4}; BATCH=${4:-32}; STEPS=${5:-12}
+B=$(cd "$1" && pwd); RATES=${2:-100mbit 1gbit}; MODEL=${3:-wrn-16-4}; BATCH=${4:-32}; STEPS=${5:-12}; REPS=${6:-1}
+HOOKS=${HV_BENCH_HOOKS:-allreduce powersgd int8 fp16}
 C=$(cd "$(dirname "$0")/../cluster" && pwd); P=$(cd "$(dirname "$0")" && pwd)
 export HV_NS=${HV_NS:-hvs} HV_NS_NET=${HV_NS_NET:-10.93.0}
 "$C/netns-up.sh" 2 || exit 1
@@ -35,12 +38,15 @@ torch() { # torch RATE HOOK
   wait "$peer"
   echo "$1 torch $line"
 }
-for rate in $RATES; do
-  "$C/netns-rate.sh" 2 "$rate"
-  hv "$rate" allreduce
-  torch "$rate" none
-  hv "$rate" powersgd:rank=4,start=2
-  torch "$rate" powersgd:4:2
-  hv "$rate" int8
-  hv "$rate" fp16
+for rep in $(seq "$REPS"); do
+  for rate in $RATES; do
+    "$C/netns-rate.sh" 2 "$rate"
+    for h in $HOOKS; do
+      case $h in
+      allreduce) hv "$rate" allreduce; torch "$rate" none ;;
+      powersgd) hv "$rate" powersgd:rank=4,start=2; torch "$rate" powersgd:4:2 ;;
+      *) hv "$rate" "$h" ;;
+      esac
+    done
+  done
 done
