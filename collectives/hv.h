@@ -109,7 +109,12 @@ typedef enum {
   HV_COMPRESSION_DEFAULT = 0, /* whatever HV_COMPRESSION says (none when unset) */
   HV_COMPRESSION_NONE = 1,
   HV_COMPRESSION_FP16 = 2,
-  HV_COMPRESSION_BF16 = 3
+  HV_COMPRESSION_BF16 = 3,
+  /* 16-bit on the wire with one rounding of each sum, whatever the number of ranks:
+   * all-to-all reduce-scatter, float32 accumulation, allgather (README, "Compression").
+   * Host buffers; hv_cuda.h sends these uncompressed. */
+  HV_COMPRESSION_FP16_1R = 4,
+  HV_COMPRESSION_BF16_1R = 5
 } hv_compression_t;
 
 /* Size in bytes of one element of dtype; 0 for an invalid dtype. */
@@ -160,7 +165,8 @@ HV_API hv_result_t hv_comm_get_async_error(const hv_comm_t *comm, hv_result_t *a
  * hv_comm_allreduce_count: allreduce batches this rank has reduced since hv_init
  * with the algorithm named algo, after every fall-back: "shm" (the node's shared
  * memory, one node), "hier_shm" (hierarchical, node phases in shared memory),
- * "hier" (hierarchical over MPI), "ring", "rd", "rab", "2d", "mpi". A fused batch or
+ * "hier" (hierarchical over MPI), "ring", "rd", "rab", "2d", "mpi", "1r" (the
+ * single-rounding 16-bit allreduce of HV_COMPRESSION=fp16-1r/bf16-1r). A fused batch or
  * a lone tensor counts once. With one rank nothing runs and every count stays 0. An
  * unknown name fails with HV_ERR_INVALID_ARGUMENT. Any thread.
  *

@@ -22,15 +22,21 @@
 #define DDP_DTYPE HV_FLOAT32
 #endif
 
-typedef struct bucket {
+typedef struct ddp_bucket bucket_t;
+struct ddp_bucket {
+  struct ddp *d;
+  int index;
   size_t lo, hi;      /* parameter range */
   int n_layers;       /* layers with parameters in it */
   int pending;        /* layers whose backward has not run yet this step */
   int launch_layer;   /* layer that completed it last time */
   hv_handle_t handle;
-  int submitted;
+  int submitted;      /* the hook started it this step */
+  int completed;      /* ddp_bucket_complete calls this step */
+  ddp_tensor_t *tensors; /* weight (a matrix) and bias (a vector) of each layer */
+  int n_tensors;
   char name[32];
-} bucket_t;
+};
 
 struct ddp {
   hv_comm_t *comm;
@@ -40,6 +46,9 @@ struct ddp {
   int *layer_bucket;  /* (n_layers): bucket of each layer, -1 without parameters */
   int rank, syncing, failed, id;
   const struct ddp_transport *tr; /* host or device memory (ddp_create) */
+  ddp_comm_hook_t hook;
+  long long steps;                /* synchronised steps finished */
+  unsigned long long bytes_sent, bytes_dense;
   char err[512];
 };
 
@@ -103,6 +112,20 @@ static void ddp_fail(ddp_t *d, const char *fmt, ...) {
   d->failed = 1;
 }
 
+static int hv_check(ddp_t *d, hv_result_t r, const char *what);
+
+/* The default hook: the bucket's allreduce (HV_AVERAGE) in place, through the
+ * transport of the model's memory. */
+static int allreduce_start(void *state, ddp_bucket_t *k) {
+  ddp_t *d = state;
+  return hv_check(d, d->tr->reduce(d, k, d->m->grads + k->lo), k->name);
+}
+static int allreduce_finish(void *state, ddp_bucket_t *k) {
+  ddp_t *d = state;
+  if (hv_check(d, d->tr->wait(d, k), k->name)) return -1;
+  return ddp_bucket_complete(k, (k->hi - k->lo) * sizeof(real_t));
+}
+
 static int hv_check(ddp_t *d, hv_result_t r, const char *what) {
   if (r == HV_SUCCESS) return 0;
   ddp_fail(d, "%s: %s (%s)", what, hv_strerror(r), hv_comm_last_error(d->comm));
@@ -133,8 +156,33 @@ static void build_buckets(ddp_t *d, size_t first_cap, size_t cap) {
     }
     cur->lo = l->param_off; /* walking down: the range grows toward the front */
     cur->n_layers++;
+    cur->index = d->n_buckets - 1;
+    cur->d = d;
     d->layer_bucket[i] = d->n_buckets - 1;
   }
+}
+
+/* Each bucket's tensors, in parameter order: a layer's weight as an out x rest
+ * matrix (convolutions, linear layers), every bias and batch-norm vector as 1 x n. */
+static int build_tensors(ddp_t *d) {
+  const model_t *m = d->m;
+  for (int b = 0; b < d->n_buckets; b++) {
+    bucket_t *k = &d->buckets[b];
+    k->tensors = calloc(2 * (size_t)k->n_layers, sizeof *k->tensors);
+    if (!k->tensors) return -1;
+    for (int i = 0; i < m->n_layers; i++) {
+      const layer_t *l = &m->layers[i];
+      if (d->layer_bucket[i] != b) continue;
+      const size_t w = l->weight_count, base = l->param_off - k->lo;
+      const int matrix = (l->kind == LAYER_CONV2D || l->kind == LAYER_LINEAR) && l->out_ch > 0 &&
+                         w % (size_t)l->out_ch == 0;
+      if (w) k->tensors[k->n_tensors++] = (ddp_tensor_t){base, matrix ? (size_t)l->out_ch : 1,
+                                                         matrix ? w / (size_t)l->out_ch : w, l->name};
+      if (l->n_params > w)
+        k->tensors[k->n_tensors++] = (ddp_tensor_t){base + w, 1, l->n_params - w, l->name};
+    }
+  }
+  return 0;
 }
 
 static int broadcast(ddp_t *d, const char *name, real_t *buf, size_t n) {
@@ -169,6 +217,12 @@ ddp_t *ddp_create(hv_comm_t *comm, model_t *m, const ddp_config_t *cfg, char *er
   size_t first = cfg && cfg->first_bucket_bytes ? cfg->first_bucket_bytes : (size_t)1 << 20;
   size_t cap = cfg && cfg->bucket_bytes ? cfg->bucket_bytes : (size_t)25 << 20;
   build_buckets(d, first, cap);
+  d->hook = (ddp_comm_hook_t){.name = "allreduce", .state = d, .start = allreduce_start, .finish = allreduce_finish};
+  if (build_tensors(d)) {
+    snprintf(err, errlen, "ddp: out of memory");
+    ddp_free(d);
+    return NULL;
+  }
   char pn[32], bn[32];
   snprintf(pn, sizeof pn, "ddp%d.init.params", d->id);
   snprintf(bn, sizeof bn, "ddp%d.init.buffers", d->id);
@@ -183,17 +237,31 @@ ddp_t *ddp_create(hv_comm_t *comm, model_t *m, const ddp_config_t *cfg, char *er
 void ddp_free(ddp_t *d) {
   if (!d) return;
   if (d->buckets) {
+    /* Buckets a failed step left started: their hook waits for what it submitted. */
     int any = 0;
     for (int b = 0; b < d->n_buckets; b++)
       if (d->buckets[b].submitted) {
         any = 1;
-        d->tr->wait(d, &d->buckets[b]);
+        if (d->hook.finish) d->hook.finish(d->hook.state, &d->buckets[b]);
       }
     if (any) d->tr->wait_all(d);
+    for (int b = 0; b < d->n_buckets; b++) free(d->buckets[b].tensors);
   }
+  if (d->hook.free_state) d->hook.free_state(d->hook.state);
   free(d->buckets);
   free(d->layer_bucket);
   free(d);
+}
+
+/* The hook's start; a bucket whose start failed is not finished (ddp_wait reports the
+ * failure, which ddp_fail kept). */
+static void start_bucket(ddp_t *d, bucket_t *k) {
+  if (d->hook.start(d->hook.state, k) == 0) {
+    k->submitted = 1;
+    return;
+  }
+  if (!d->failed)
+    ddp_fail(d, "comm hook '%s' failed on bucket %d (%s) without a message", d->hook.name, k->index, k->name);
 }
 
 static void on_layer_done(void *ctx, model_t *m, int layer) {
@@ -203,7 +271,8 @@ static void on_layer_done(void *ctx, model_t *m, int layer) {
   bucket_t *k = &d->buckets[b];
   if (--k->pending > 0) return;
   k->launch_layer = layer;
-  if (hv_check(d, d->tr->reduce(d, k, m->grads + k->lo), k->name) == 0) k->submitted = 1;
+  (void)m;
+  start_bucket(d, k);
 }
 
 int ddp_backward(ddp_t *d, int sync) {
@@ -215,9 +284,25 @@ int ddp_backward(ddp_t *d, int sync) {
     }
     d->buckets[b].pending = d->buckets[b].n_layers;
     d->buckets[b].launch_layer = -1;
+    d->buckets[b].completed = 0;
   }
   d->syncing = sync;
   model_backward(d->m, on_layer_done, d);
+  return d->failed ? -1 : 0;
+}
+
+int ddp_reduce_grads(ddp_t *d) {
+  if (d->failed) return -1;
+  for (int b = 0; b < d->n_buckets; b++) {
+    bucket_t *k = &d->buckets[b];
+    if (k->submitted) {
+      ddp_fail(d, "ddp_reduce_grads called again before ddp_wait");
+      return -1;
+    }
+    k->completed = 0;
+    k->launch_layer = -1;
+    start_bucket(d, k);
+  }
   return d->failed ? -1 : 0;
 }
 
@@ -228,11 +313,95 @@ int ddp_wait(ddp_t *d) {
     if (!k->submitted) continue;
     k->submitted = 0;
     any = 1;
-    hv_check(d, d->tr->wait(d, k), k->name);
+    /* After a failure the remaining buckets still finish: their collectives were
+     * submitted and must be waited for before the buffers are touched again. */
+    if (d->hook.finish && d->hook.finish(d->hook.state, k) && !d->failed)
+      ddp_fail(d, "comm hook '%s' failed on bucket %d (%s) without a message", d->hook.name, k->index, k->name);
+    if (k->completed != 1 && !d->failed)
+      ddp_fail(d, "comm hook '%s' did not complete bucket %d (%s): its start or finish must call "
+               "ddp_bucket_complete once", d->hook.name, k->index, k->name);
   }
   /* Device buckets: one wait for all of them (queued in order on one stream). */
   if (any) hv_check(d, d->tr->wait_all(d), "the gradient buckets");
+  if (any && !d->failed) d->steps++;
   return d->failed ? -1 : 0;
+}
+
+int ddp_register_comm_hook(ddp_t *d, const ddp_comm_hook_t *hook) {
+  for (int b = 0; b < d->n_buckets; b++)
+    if (d->buckets[b].submitted) {
+      ddp_fail(d, "ddp_register_comm_hook called between ddp_backward and ddp_wait");
+      return -1;
+    }
+  if (hook && !hook->start) hook = NULL; /* ddp_hook_make's "allreduce" */
+  if (hook && !hook->name) {
+    ddp_fail(d, "ddp_register_comm_hook: a hook needs a name");
+    return -1;
+  }
+  if (d->hook.free_state) d->hook.free_state(d->hook.state);
+  d->hook = hook ? *hook
+                 : (ddp_comm_hook_t){.name = "allreduce", .state = d, .start = allreduce_start,
+                                     .finish = allreduce_finish};
+  for (int b = 0; b < d->n_buckets && d->hook.prepare; b++)
+    if (d->hook.prepare(d->hook.state, &d->buckets[b])) {
+      ddp_fail(d, "comm hook '%s' could not prepare bucket %d", d->hook.name, b);
+      return -1;
+    }
+  return 0;
+}
+
+void ddp_set_step(ddp_t *d, long long steps) { d->steps = steps; }
+
+const char *ddp_comm_hook_name(const ddp_t *d) { return d->hook.name; }
+
+real_t *ddp_bucket_grads(ddp_bucket_t *b, size_t *n) {
+  *n = b->hi - b->lo;
+  return b->d->m->grads + b->lo;
+}
+int ddp_bucket_index(const ddp_bucket_t *b) { return b->index; }
+const char *ddp_bucket_name(const ddp_bucket_t *b) { return b->name; }
+hv_comm_t *ddp_bucket_comm(const ddp_bucket_t *b) { return b->d->comm; }
+const ddp_tensor_t *ddp_bucket_tensors(const ddp_bucket_t *b, int *n) {
+  *n = b->n_tensors;
+  return b->tensors;
+}
+hv_handle_t *ddp_bucket_handle(ddp_bucket_t *b) { return &b->handle; }
+long long ddp_bucket_step(const ddp_bucket_t *b) { return b->d->steps; }
+int ddp_bucket_on_host(const ddp_bucket_t *b) { return b->d->m->dev->kind == DEVICE_CPU; }
+
+int ddp_bucket_complete(ddp_bucket_t *b, size_t wire_bytes) {
+  ddp_t *d = b->d;
+  if (++b->completed > 1) {
+    ddp_fail(d, "comm hook '%s' completed bucket %d (%s) twice in one step", d->hook.name, b->index, b->name);
+    return -1;
+  }
+  d->bytes_sent += wire_bytes;
+  d->bytes_dense += (b->hi - b->lo) * sizeof(float);
+  return 0;
+}
+
+int ddp_bucket_fail(ddp_bucket_t *b, const char *fmt, ...) {
+  ddp_t *d = b->d;
+  if (d->failed) return -1;
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ddp_fail(d, "comm hook '%s', bucket %d (%s): %s", d->hook.name, b->index, b->name, msg);
+  return -1;
+}
+
+void ddp_comm_bytes(const ddp_t *d, unsigned long long *sent, unsigned long long *dense) {
+  *sent = d->bytes_sent;
+  *dense = d->bytes_dense;
+}
+
+size_t ddp_hook_state_count(const ddp_t *d) {
+  return d->hook.state_count ? d->hook.state_count(d->hook.state) : 0;
+}
+void ddp_hook_state_copy(ddp_t *d, real_t *buf, int load) {
+  if (d->hook.state_copy) d->hook.state_copy(d->hook.state, buf, load);
 }
 
 int ddp_broadcast_buffers(ddp_t *d) {

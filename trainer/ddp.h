@@ -23,6 +23,12 @@
  *   through hv_cuda.h (NCCL within a node, MPI between nodes) on the default stream
  *   the layers run on; the broadcasts too. ddp_wait then waits for that stream. With
  *   HV_COMPRESSION=fp16|bf16 a bucket travels compressed (hv_allreduce_cuda_group).
+ * - Communication hooks (as DDP's register_comm_hook): what happens to a ready
+ *   bucket is a hook's start (during backward) and finish (in ddp_wait), which must
+ *   leave the bucket's average in its gradients and call ddp_bucket_complete exactly
+ *   once. The default hook is the allreduce above; ddp_hooks.h has fp16, bf16,
+ *   PowerSGD and int8. A hook's error, and a hook that completes a bucket twice or
+ *   never, fail ddp_wait with the hook's and the bucket's names.
  * Errors are returned as -1 with a message (rank, bucket, hv's detail). */
 #ifndef HV_TRAINER_DDP_H
 #define HV_TRAINER_DDP_H
@@ -48,6 +54,12 @@ void ddp_free(ddp_t *d);
 /* Backward of the last forward/loss with bucketed allreduce when sync (else local
  * accumulation only). Returns 0, or -1 with ddp_error() set. */
 int ddp_backward(ddp_t *d, int sync);
+/* Hands every bucket of the gradients already in the model (computed without
+ * ddp_backward) to the hook, in bucket order; ddp_wait then as after ddp_backward. */
+int ddp_reduce_grads(ddp_t *d);
+/* Sets the count of synchronised steps (ddp_bucket_step) after a resume, so a hook's
+ * warm-up (PowerSGD's start) is not taken again. */
+void ddp_set_step(ddp_t *d, long long steps);
 /* Waits for every bucket submitted by ddp_backward; grads then hold the average. */
 int ddp_wait(ddp_t *d);
 /* Broadcasts buffers (batch-norm running statistics) from rank 0. */
@@ -57,6 +69,81 @@ int ddp_broadcast_buffers(ddp_t *d);
 int ddp_broadcast_array(ddp_t *d, const char *name, real_t *buf, size_t n);
 /* Sums v[0..n) over ranks (metrics: loss sums, correct counts, sample counts). */
 int ddp_allreduce_sum(ddp_t *d, const char *name, double *v, size_t n);
+
+/* ---- Communication hooks ---- */
+
+/* What a hook sees of one bucket: its gradients (host memory, in place), its layers'
+ * tensors, a name prefix for its collectives and a handle slot. */
+typedef struct ddp_bucket ddp_bucket_t;
+
+/* One parameter tensor of a bucket: elements [off, off + rows * cols) of the bucket's
+ * gradients, a rows x cols row-major matrix (PyTorch's tensor.view(shape[0], -1):
+ * rows = output channels or features); rows = 1 for vectors (biases, batch norm). */
+typedef struct ddp_tensor {
+  size_t off, rows, cols;
+  const char *layer; /* the layer's name, for messages */
+} ddp_tensor_t;
+
+typedef struct ddp_comm_hook {
+  const char *name;
+  void *state;
+  /* The bucket's gradients are complete (called from backward, buckets in the order
+   * they fill). Start communicating; a hook may also finish here. 0, or -1 after
+   * ddp_bucket_fail. */
+  int (*start)(void *state, ddp_bucket_t *b);
+  /* Called by ddp_wait for every bucket started this step, in bucket order: leave the
+   * average over the ranks in the gradients and call ddp_bucket_complete (unless start
+   * did). NULL: start completes. */
+  int (*finish)(void *state, ddp_bucket_t *b);
+  /* Called once per bucket by ddp_register_comm_hook (optional): allocate the
+   * bucket's state now, so that its size is known before the first step (a resume
+   * loads it then). 0, or -1 after ddp_bucket_fail. */
+  int (*prepare)(void *state, ddp_bucket_t *b);
+  /* Checkpoints (optional): the state that must survive a resume (error buffers, Q),
+   * as `count` real_t values that this rank saves and loads back; ddp_hook_state_*. */
+  size_t (*state_count)(void *state);
+  void (*state_copy)(void *state, real_t *out, int load); /* load: from out into the state */
+  void (*free_state)(void *state);
+} ddp_comm_hook_t;
+
+/* Installs hook for every later step (collective: the same hook on every rank),
+ * replacing and freeing the current one; NULL (or a hook without start) restores the
+ * default allreduce. Only
+ * between steps. 0, or -1 with ddp_error(). */
+int ddp_register_comm_hook(ddp_t *d, const ddp_comm_hook_t *hook);
+const char *ddp_comm_hook_name(const ddp_t *d);
+
+real_t *ddp_bucket_grads(ddp_bucket_t *b, size_t *n);
+int ddp_bucket_index(const ddp_bucket_t *b);
+/* A name unique to this DDP instance and bucket ("ddp0.grad.bucket3"), under 24
+ * characters: a prefix for the hook's hv calls. */
+const char *ddp_bucket_name(const ddp_bucket_t *b);
+hv_comm_t *ddp_bucket_comm(const ddp_bucket_t *b);
+const ddp_tensor_t *ddp_bucket_tensors(const ddp_bucket_t *b, int *n);
+/* A handle slot that stays with the bucket from start to finish. */
+hv_handle_t *ddp_bucket_handle(ddp_bucket_t *b);
+/* Steps synchronised before this one (PyTorch's state.iter). */
+long long ddp_bucket_step(const ddp_bucket_t *b);
+/* The gradients hold the average; wire_bytes is what this rank contributed to the
+ * collectives for this bucket (its message size, not counting what a ring forwards).
+ * A second completion of the same bucket in one step fails the step. */
+int ddp_bucket_complete(ddp_bucket_t *b, size_t wire_bytes);
+/* Records the hook's failure for ddp_wait (the first one wins); returns -1. */
+int ddp_bucket_fail(ddp_bucket_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether the bucket's gradients are in host memory (a CPU model). */
+int ddp_bucket_on_host(const ddp_bucket_t *b);
+
+/* Bytes the hooks reported as sent, and the float32 bytes the buckets held (the
+ * uncompressed size), summed over the synchronised steps so far: their ratio is the
+ * compression ratio. */
+void ddp_comm_bytes(const ddp_t *d, unsigned long long *sent, unsigned long long *dense);
+
+/* The hook's state for checkpoints: how many values, and a copy out (load = 0) or in
+ * (load = 1). 0 values when the hook keeps none. Each rank has its own (PowerSGD's and
+ * int8's error buffers differ between ranks): save and load it per rank, with
+ * ddp_set_step, for a resume equivalent to the uninterrupted run. */
+size_t ddp_hook_state_count(const ddp_t *d);
+void ddp_hook_state_copy(ddp_t *d, real_t *buf, int load);
 
 const char *ddp_error(const ddp_t *d);
 int ddp_num_buckets(const ddp_t *d);

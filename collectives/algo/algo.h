@@ -34,7 +34,10 @@ typedef enum {
    * shared memory (allreduce_hier_shm.c), told apart so that a silent loss of shared
    * memory shows in the timeline and the counters (hv_comm_allreduce_count). */
   HV__ALGO_HIER_SHM = 8,
-  HV__NUM_RAN = 9
+  /* Not chosen by HV_ALLREDUCE_ALGO either: what HV_COMPRESSION=fp16-1r/bf16-1r runs
+   * (allreduce_1r.c). */
+  HV__ALGO_1R = 9,
+  HV__NUM_RAN = 10
 } hv__algo_t;
 /* The name of an algorithm (HV__ALGO_HIER_SHM included: "hier_shm"). */
 const char *hv__algo_name(hv__algo_t algo);
@@ -165,6 +168,10 @@ hv_result_t hv__allreduce_shm_pieces(hv__algo_ctx_t *ctx, const hv__piece_t *pie
 /* The hierarchical allreduce with its node phases in shared memory (ctx->shm). */
 hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_mpi(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
+/* The single-rounding allreduce of 16-bit floats (allreduce_1r.c): all-to-all of the
+ * segments, float32 accumulation and one rounding by each segment's owner, ring
+ * allgather. dtype HV_FLOAT16 or HV_BFLOAT16. */
+hv_result_t hv__allreduce_1r(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 
 /* The algorithm for this size: forced by HV_ALLREDUCE_ALGO, else by the decision
  * table (documented in allreduce_select.c); in either case the one that will really

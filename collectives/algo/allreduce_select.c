@@ -42,8 +42,8 @@
 
 #include "algo.h"
 
-static const char *const algo_names[HV__NUM_RAN] = {"auto", "ring", "rd", "mpi",     "hier",
-                                                    "shm",  "rab",  "2d", "hier_shm"};
+static const char *const algo_names[HV__NUM_RAN] = {"auto", "ring", "rd", "mpi",      "hier",
+                                                    "shm",  "rab",  "2d", "hier_shm", "1r"};
 
 const char *hv__algo_name(hv__algo_t algo) {
   return (unsigned)algo < HV__NUM_RAN ? algo_names[algo] : "?";

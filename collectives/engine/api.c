@@ -154,7 +154,7 @@ static hv_result_t allreduce_options(hv_comm_t *comm, const char *name, hv_dtype
   if (opts) o = *opts;
   if ((o.prescale != 1.0 || o.postscale != 1.0) && !hv__dtype_is_float(dtype))
     return bad(comm, name, "prescale/postscale need a float dtype, not ", hv_dtype_name(dtype));
-  if ((unsigned)o.compression > HV_COMPRESSION_BF16) return bad(comm, name, "unknown compression", NULL);
+  if ((unsigned)o.compression > HV_COMPRESSION_BF16_1R) return bad(comm, name, "unknown compression", NULL);
   if (o.compression == HV_COMPRESSION_DEFAULT) o.compression = comm->config.compression;
   if (dtype != HV_FLOAT32) o.compression = HV_COMPRESSION_NONE;
   *out = o;

@@ -541,7 +541,7 @@ hv_result_t hv_comm_allreduce_count(const hv_comm_t *comm, const char *algo, uin
       return HV_SUCCESS;
     }
   return hv__set_error((hv_comm_t *)comm, HV_ERR_INVALID_ARGUMENT,
-                       "hv_comm_allreduce_count: unknown algorithm '%s' (shm, hier_shm, hier, ring, rd, rab, 2d, mpi)",
+                       "hv_comm_allreduce_count: unknown algorithm '%s' (shm, hier_shm, hier, ring, rd, rab, 2d, mpi, 1r)",
                        algo);
 }
 

@@ -117,7 +117,9 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
     if (strcasecmp(v, "none") == 0) c->compression = HV_COMPRESSION_NONE;
     else if (strcasecmp(v, "fp16") == 0) c->compression = HV_COMPRESSION_FP16;
     else if (strcasecmp(v, "bf16") == 0) c->compression = HV_COMPRESSION_BF16;
-    else BAD("HV_COMPRESSION", "none, fp16 or bf16");
+    else if (strcasecmp(v, "fp16-1r") == 0) c->compression = HV_COMPRESSION_FP16_1R;
+    else if (strcasecmp(v, "bf16-1r") == 0) c->compression = HV_COMPRESSION_BF16_1R;
+    else BAD("HV_COMPRESSION", "none, fp16, bf16, fp16-1r or bf16-1r");
   }
   if ((v = getenv("HV_TIMELINE")) && *v) {
     if (strlen(v) >= sizeof c->timeline_path) BAD("HV_TIMELINE", "a path shorter than 512 bytes");

@@ -18,9 +18,16 @@
 #include "timeline.h"
 
 static hv_dtype_t wire_dtype(const struct hv_handle *h) {
-  if (h->meta.dtype == HV_FLOAT32 && h->meta.compression == HV_COMPRESSION_FP16) return HV_FLOAT16;
-  if (h->meta.dtype == HV_FLOAT32 && h->meta.compression == HV_COMPRESSION_BF16) return HV_BFLOAT16;
+  const int c = h->meta.compression;
+  if (h->meta.dtype == HV_FLOAT32 && (c == HV_COMPRESSION_FP16 || c == HV_COMPRESSION_FP16_1R)) return HV_FLOAT16;
+  if (h->meta.dtype == HV_FLOAT32 && (c == HV_COMPRESSION_BF16 || c == HV_COMPRESSION_BF16_1R)) return HV_BFLOAT16;
   return (hv_dtype_t)h->meta.dtype;
+}
+
+/* fp16-1r/bf16-1r: reduced by the single-rounding algorithm (allreduce_1r.c). */
+static int one_rounding(const struct hv_handle *h) {
+  return h->meta.dtype == HV_FLOAT32 &&
+         (h->meta.compression == HV_COMPRESSION_FP16_1R || h->meta.compression == HV_COMPRESSION_BF16_1R);
 }
 
 static hv_op_t wire_op(const struct hv_handle *h) {
@@ -122,7 +129,13 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t np, size_t total)
     hv__convert(fused + p[i].start * wes, wire, p[i].send, (hv_dtype_t)h->meta.dtype, p[i].count, h->prescale);
   }
   double t1 = hv__now_us();
-  HV_CHECK(hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, fused, total, wire, op, &ran));
+  static const hv__allreduce_algo_t single_rounding = {HV__ALGO_1R, "1r", hv__allreduce_1r};
+  if (one_rounding(first)) {
+    ran = &single_rounding;
+    HV_CHECK(hv__allreduce_1r(&comm->algo, fused, total, wire, op));
+  } else {
+    HV_CHECK(hv__allreduce_run(&comm->algo, comm->config.allreduce_algo, fused, total, wire, op, &ran));
+  }
   double t2 = hv__now_us();
   count_run(comm, ran->id);
   for (size_t i = 0; i < np; i++) {
@@ -175,6 +188,7 @@ hv_result_t hv__fusion_run_allreduce(hv_comm_t *comm, size_t from, size_t to) {
 }
 
 int hv__fusion_fusable(const struct hv_handle *a, const struct hv_handle *b) {
-  return b->meta.coll == HV__COLL_ALLREDUCE && wire_dtype(a) == wire_dtype(b) && wire_op(a) == wire_op(b);
+  return b->meta.coll == HV__COLL_ALLREDUCE && wire_dtype(a) == wire_dtype(b) && wire_op(a) == wire_op(b) &&
+         one_rounding(a) == one_rounding(b);
 }
 

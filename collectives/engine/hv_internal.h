@@ -42,7 +42,7 @@ typedef struct hv__meta {
   uint8_t coll;        /* hv__coll_t */
   uint8_t dtype;       /* hv_dtype_t */
   uint8_t op;          /* hv_op_t (allreduce, reducescatter) */
-  uint8_t compression; /* resolved: NONE, FP16 or BF16 */
+  uint8_t compression; /* resolved: NONE, FP16, BF16, FP16_1R or BF16_1R */
   int32_t root;        /* broadcast */
   uint64_t count;      /* elements contributed by this rank (a group's: all its tensors') */
   uint64_t layout;     /* grouped allreduce: a hash of its list of counts; else 0 */

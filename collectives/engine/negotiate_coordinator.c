@@ -97,10 +97,10 @@ static int metas_agree(const coord_entry_t *e, int n, char *msg, size_t msglen) 
       snprintf(va, sizeof va, "%d", a->root);
       snprintf(vb, sizeof vb, "%d", b->root);
     } else if (a->compression != b->compression) {
-      static const char *const comp[] = {"default", "none", "fp16", "bf16"};
+      static const char *const comp[] = {"default", "none", "fp16", "bf16", "fp16-1r", "bf16-1r", "?", "?"};
       what = "compression";
-      snprintf(va, sizeof va, "%s", comp[a->compression & 3]);
-      snprintf(vb, sizeof vb, "%s", comp[b->compression & 3]);
+      snprintf(va, sizeof va, "%s", comp[a->compression & 7]);
+      snprintf(vb, sizeof vb, "%s", comp[b->compression & 7]);
     }
     if (what) {
       snprintf(msg, msglen,

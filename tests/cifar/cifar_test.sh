@@ -6,7 +6,8 @@
 # Environment (set by CMake): CIFAR_DDP, MAKE_TINY, COMPARE_CKPT, HV_MPIRUN (mpirun and
 # its flags), WORK (a scratch folder for this case).
 # Cases: smoke NP | fashion | cifar100 | equiv | early_stop | resume | resume_fallback |
-#        resume_other_np | bad_flags | batch_lt_ranks | missing_data
+#        resume_other_np | bad_flags | batch_lt_ranks | missing_data | comm_hooks |
+#        comm_hook_resume
 set -u
 CASE=$1
 NP=${2:-2}
@@ -119,6 +120,48 @@ smoke)
     done
   fi
   echo "smoke np=$NP: training loss $l1 -> $l3"
+  ;;
+comm_hooks)
+  # Every hook trains (loss decreasing) and prints its bytes per step and ratio.
+  tiny data
+  for h in allreduce:1.00 fp16:2.00 bf16:2.00 int8:3.9 powersgd:rank=2,start=2:; do
+    hook=${h%:*}
+    run "$NP" $COMMON --batch-size 32 --epochs 3 --comm-hook "$hook" --results "res_$hook"
+    [ "$RC" -eq 0 ] || fail "--comm-hook $hook: exit code $RC"
+    expect out.txt "^Comm hook $hook: [0-9]+ bytes sent per step, compression ratio ${h##*:}[0-9.]*x, [0-9.]+ ms per step\$" 3
+    l1=$(csv_col "res_$hook/results.csv" 1 2)
+    l3=$(csv_col "res_$hook/results.csv" 3 2)
+    awk -v a="$l1" -v b="$l3" 'BEGIN { exit !(a + 0 == a && b + 0 == b && b < a && b > 0) }' ||
+      fail "--comm-hook $hook: training loss not finite and decreasing: $l1 -> $l3"
+    echo "comm hook $hook np=$NP: training loss $l1 -> $l3; $(grep '^Comm hook' out.txt | tail -1)"
+  done
+  ;;
+comm_hook_resume)
+  # PowerSGD's error buffers and Q are kept per rank beside the checkpoints: a run
+  # stopped by --max-steps mid-epoch 2 and resumed repeats the uninterrupted epochs;
+  # with the hook files removed it warns on every rank and differs.
+  tiny data
+  ARGS="$COMMON --batch-size 16 --train-size 64 --epochs 3 --comm-hook powersgd:rank=2,start=2"
+  run "$NP" $ARGS --checkpoint-dir ca --results ra
+  [ "$RC" -eq 0 ] || fail "uninterrupted run: exit code $RC"
+  run "$NP" $ARGS --checkpoint-dir cc --max-steps 6
+  [ "$RC" -eq 0 ] || fail "--max-steps run: exit code $RC"
+  for r in $(seq 0 $((NP - 1))); do
+    [ -f "cc/hook-step-000000000006.rank$r" ] || fail "no hook state of rank $r at step 6"
+  done
+  cp -r cc cd
+  run "$NP" $ARGS --checkpoint-dir cc --results rc --resume
+  [ "$RC" -eq 0 ] || fail "resumed run: exit code $RC"
+  expect err.txt 'starts with empty state' 0
+  same_epochs ra/results.csv rc/results.csv "2 3" "4 5" "resume with the hook state"
+  rm cd/hook-step-*
+  run "$NP" $ARGS --checkpoint-dir cd --results rd --resume
+  [ "$RC" -eq 0 ] || fail "resumed run without hook state: exit code $RC"
+  expect err.txt "^cifar_ddp: warning: rank [0-9]+: --comm-hook powersgd:rank=2,start=2 starts with empty state" "$NP"
+  [ "$(csv_col ra/results.csv 3 4)" != "$(csv_col rd/results.csv 3 4)" ] ||
+    fail "the resume without the hook state gave the uninterrupted validation loss: the check cannot fail"
+  echo "comm_hook_resume np=$NP: epochs 2-3 equal with the hook state (val loss $(csv_col rc/results.csv 3 4))," \
+    "differ without ($(csv_col rd/results.csv 3 4))"
   ;;
 fashion)
   FM=/usr/share/datasets/fashion-mnist
@@ -254,7 +297,10 @@ bad_flags)
     "--epochs 0|--epochs: '0' is not an integer in \\[1," \
     "--target-accuracy 1.5|--target-accuracy: '1.5' is not a number in \\[0, 1\\]" \
     "--compression lz4|--compression: 'lz4' is not one of none, fp16" \
-    "--device gpu|--device: 'gpu' is not one of cpu, cuda"; do
+    "--device gpu|--device: 'gpu' is not one of cpu, cuda" \
+    "--comm-hook topk|--comm-hook: unknown comm hook 'topk': expected allreduce, fp16, bf16, powersgd" \
+    "--comm-hook powersgd:rank=0|--comm-hook: comm hook option rank='0' is not valid" \
+    "--comm-hook powersgd:start=-1|--comm-hook: comm hook option start='-1' is not valid"; do
     args=${c%%|*}
     msg=${c#*|}
     # shellcheck disable=SC2086

@@ -55,6 +55,11 @@ const char *cifar_args_usage(void) {
          "                        autocast + GradScaler (GPU only: on the CPU a warning,\n"
          "                        and training stays in FP32)\n"
          "  --compression C       gradient allreduce on the wire: none | fp16 [none]\n"
+         "  --comm-hook H         what a gradient bucket goes through (DDP comm hook, CPU\n"
+         "                        models): allreduce | fp16 | bf16 | int8 |\n"
+         "                        powersgd[:rank=R,start=S] (PowerSGD rank R [1] after S\n"
+         "                        plain steps [1000]); adds a line per epoch with the\n"
+         "                        bytes sent per step and the compression ratio [allreduce]\n"
          "  --checkpoint-dir DIR  atomic checkpoint after every epoch (and at --max-steps)\n"
          "  --resume              continue from the newest checkpoint in --checkpoint-dir\n"
          "  --peer-checkpoint-every K|auto\n"
@@ -201,6 +206,16 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
       rc = parse_choice(f, v, devices, &a->device, err, errlen);
     } else if (!strcmp(f, "--compression")) {
       rc = parse_choice(f, v, compressions, &a->compression, err, errlen);
+    } else if (!strcmp(f, "--comm-hook")) {
+      if (!v) {
+        snprintf(err, errlen, "--comm-hook needs a value");
+        rc = -1;
+      } else {
+        char why[400];
+        a->comm_hook = v;
+        rc = ddp_hook_spec_parse(v, &a->hook, why, sizeof why);
+        if (rc) snprintf(err, errlen, "--comm-hook: %s", why);
+      }
     } else if (!strcmp(f, "--checkpoint-dir")) {
       a->checkpoint_dir = v;
     } else if (!strcmp(f, "--peer-checkpoint-every")) {

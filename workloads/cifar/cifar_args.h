@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ddp_hooks.h"
+
 typedef struct cifar_args {
   int batch_size;          /* global: split across the ranks */
   int epochs;
@@ -28,6 +30,8 @@ typedef struct cifar_args {
   const char *device;      /* cpu | cuda */
   int amp;
   const char *compression; /* none | fp16 */
+  const char *comm_hook;   /* --comm-hook: NULL when not given (the default allreduce, no line) */
+  ddp_hook_spec_t hook;    /* --comm-hook parsed */
   const char *checkpoint_dir; /* NULL: no checkpoints */
   int resume;
   long long max_steps;     /* 0: no limit */

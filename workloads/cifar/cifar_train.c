@@ -130,6 +130,17 @@ int cifar_train_init(cifar_train_t *t, const cifar_args_t *a, hv_comm_t *comm,
 int cifar_train_start_ddp(cifar_train_t *t, char *err, size_t errlen) {
   t->ddp = ddp_create(t->comm, t->model, NULL, err, errlen);
   if (!t->ddp) return -1;
+  const ddp_hook_spec_t *h = &t->args->hook;
+  if (h->kind != DDP_HOOK_ALLREDUCE && t->model->dev->kind != DEVICE_CPU) {
+    snprintf(err, errlen, "--comm-hook %s runs on CPU models only (use --compression on the GPU)", t->args->comm_hook);
+    return -1;
+  }
+  ddp_comm_hook_t hook;
+  if (ddp_hook_make(h, &hook, err, errlen)) return -1;
+  if (ddp_register_comm_hook(t->ddp, &hook)) {
+    snprintf(err, errlen, "%s", ddp_error(t->ddp));
+    return -1;
+  }
   /* Optimiser state and step count of rank 0 (non-zero after a resume). */
   int64_t st[2] = {t->opt.has_buf, t->step};
   hv_result_t r = hv_broadcast(t->comm, "cifar.resume.state", st, 2, HV_INT64, 0);
@@ -147,6 +158,7 @@ int cifar_train_start_ddp(cifar_train_t *t, char *err, size_t errlen) {
   t->opt.has_buf = (int)st[0];
   t->step = st[1];
   t->opt.steps = st[1];
+  ddp_set_step(t->ddp, t->step); /* a hook's warm-up counts from the run's first step */
   return 0;
 }
 

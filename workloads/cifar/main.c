@@ -18,6 +18,7 @@
 #include "cifar_args.h"
 #include "cifar_ckpt.h"
 #include "cifar_data.h"
+#include "cifar_hook_state.h"
 #include "cifar_peer.h"
 #include "cifar_report.h"
 #include "cifar_train.h"
@@ -290,6 +291,15 @@ int main(int argc, char **argv) {
   if (!all_ok(comm, ok, err)) goto fail_agreed;
   ok = cifar_train_start_ddp(&t, err, sizeof err) == 0;
   if (!all_ok(comm, ok, err)) goto fail_agreed;
+  /* A resumed run's comm-hook state (each rank its own), where the checkpoint folder
+   * has it for this step; else the hook starts afresh, which changes the results. */
+  if (t.step > 0 && a.comm_hook && ddp_hook_state_count(t.ddp) > 0) {
+    char why[1024] = "no --checkpoint-dir (a peer checkpoint in memory does not hold it)";
+    if (!a.checkpoint_dir ||
+        cifar_hook_state_load(a.checkpoint_dir, t.ddp, a.comm_hook, g_rank, info.world, t.step, why, sizeof why))
+      fprintf(stderr, "cifar_ddp: warning: rank %d: --comm-hook %s starts with empty state (error feedback, Q) "
+              "after the resume: %s\n", g_rank, a.comm_hook, why);
+  }
 
   /* Where the checkpoint left off (rank 0 read it): the epoch, the step inside it
    * (a --max-steps checkpoint), and the early-stopping streak of the epoch records. */
@@ -323,7 +333,10 @@ int main(int argc, char **argv) {
     cifar_progress_start(&prog, verbose, epoch + 1, a.epochs, t.steps_per_epoch, now_s());
     cifar_epoch_t e = {0};
     const int first = epoch == start_epoch ? first_step : 0;
+    unsigned long long sent0, dense0, sent1, dense1;
+    ddp_comm_bytes(t.ddp, &sent0, &dense0);
     const int taken = cifar_train_epoch(&t, epoch, first, a.max_steps, &prog, &e, err, sizeof err);
+    ddp_comm_bytes(t.ddp, &sent1, &dense1);
     cifar_progress_end(&prog);
     if (taken < 0) {
       report_error(err);
@@ -343,6 +356,12 @@ int main(int argc, char **argv) {
              partial ? " (stopped at --max-steps)" : "");
       printf("Validation Loss: %.4f, Validation Accuracy: %.4f\n", e.val_loss, e.val_acc);
       printf("Epoch Throughput: %.2f images/second\n", e.images_per_s);
+      /* --comm-hook: what each rank contributed to the gradient collectives per step
+       * (its messages, not what a ring forwards) against float32 buckets. */
+      if (a.comm_hook && taken > 0)
+        printf("Comm hook %s: %.0f bytes sent per step, compression ratio %.2fx, %.1f ms per step\n", a.comm_hook,
+               (double)(sent1 - sent0) / taken, sent1 > sent0 ? (double)(dense1 - dense0) / (double)(sent1 - sent0) : 0.0,
+               1e3 * e.seconds / taken);
       if (t.amp)
         printf("Mixed precision: loss scale %g, %lld step%s skipped for inf/NaN gradients so far\n",
                (double)t.scaler.scale, t.amp_skipped, t.amp_skipped == 1 ? "" : "s");
@@ -364,6 +383,10 @@ int main(int argc, char **argv) {
       ok = !rank0 ||
            cifar_ckpt_save(a.checkpoint_dir, t.model, &t.opt, &meta, hist, n_hist, err,
                            sizeof err) == 0;
+      /* every rank: its comm hook's state (error feedback), for an equivalent resume */
+      if (ok && a.comm_hook)
+        ok = cifar_hook_state_save(a.checkpoint_dir, t.ddp, a.comm_hook, g_rank, info.world, t.step, err,
+                                   sizeof err) == 0;
       if (!all_ok(comm, ok, err)) goto fail_agreed;
     }
     if (!partial && cifar_peer_after_epoch(&peer, &t, epoch + 1, hist, n_hist, err, sizeof err)) {
