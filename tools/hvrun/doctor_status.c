@@ -407,15 +407,16 @@ static void probe_job(const char *dir, doctor_model_t *m, int raw) {
 
 /* ---- Slurm -------------------------------------------------------------------------- */
 
-/* Runs argv, collects its stdout (its stderr passes through) within timeout_s. Returns
- * the exit status (-1: could not run, 124: timed out). */
-static int run_capture(char *const argv[], char **out, size_t *outlen, double timeout_s) {
+/* Runs argv, collects its stdout (and its stderr with merge_err; else it passes
+ * through) within timeout_s. Returns the exit status (-1: could not run, 124: timed out). */
+static int run_capture(char *const argv[], char **out, size_t *outlen, double timeout_s, int merge_err) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
     dup2(fds[1], 1);
+    if (merge_err) dup2(fds[1], 2);
     close(fds[0]), close(fds[1]);
     execvp(argv[0], argv);
     fprintf(stderr, "hvrun: error: cannot run %s: %s\n", argv[0], strerror(errno));
@@ -490,11 +491,13 @@ static void slurm_status(const char *spec, doctor_model_t *m) {
   char *out = NULL;
   size_t len = 0;
   char *sc[] = {"scontrol", "show", "job", id, NULL};
-  int rc = run_capture(sc, &out, &len, 30);
+  int rc = run_capture(sc, &out, &len, 30, 1);
   if (rc == 127 || rc < 0) hvrun_die(NULL, 1, "--slurm-job needs Slurm's scontrol and srun on PATH (could not run scontrol)");
-  if (rc != 0 || !strstr(out, "JobId="))
-    hvrun_die(NULL, 1, "Slurm job %s does not exist (scontrol show job %s failed%s)", id, id,
-              rc == 124 ? ": timed out" : "");
+  if (rc != 0 || !strstr(out, "JobId=")) {
+    out[strcspn(out, "\n")] = '\0';
+    hvrun_die(NULL, 1, "Slurm job %s does not exist (scontrol show job %s: %s)", id, id,
+              rc == 124 ? "timed out" : out[0] ? out : "failed");
+  }
   char user[128] = "", state[64] = "", nodes[32] = "";
   scontrol_field(out, "UserId", user, sizeof user);
   scontrol_field(out, "JobState", state, sizeof state);
@@ -510,24 +513,26 @@ static void slurm_status(const char *spec, doctor_model_t *m) {
   if (strcmp(state, "RUNNING") != 0) hvrun_die(NULL, 1, "Slurm job %s is not running (JobState=%s)", id, state);
   int nn = atoi(nodes);
   if (nn < 1) nn = 1;
-  if (!step[0]) {
-    /* the job's one numeric step */
-    char *sq[] = {"squeue", "-h", "-s", "-j", id, "-o", "%i", NULL};
-    out = NULL;
-    if (run_capture(sq, &out, &len, 30) != 0 || !out) hvrun_die(NULL, 1, "squeue -s -j %s failed: cannot list the job's steps", id);
-    int found = 0;
-    char list[512] = "";
-    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-      const char *d = strchr(line, '.');
-      if (!d || !d[1] || strspn(d + 1, "0123456789") != strlen(d + 1)) continue;
-      if (!found++) snprintf(step, sizeof step, "%s", d + 1);
-      size_t u = strlen(list);
-      snprintf(list + u, sizeof list - u, "%s%s", u ? ", " : "", line);
-    }
-    free(out);
-    if (!found) hvrun_die(NULL, 1, "Slurm job %s runs no step (srun) yet", id);
-    if (found > 1) hvrun_die(NULL, 1, "Slurm job %s runs %d steps (%s): name one, --slurm-job %s.STEP", id, found, list, id);
+  /* the job's numeric steps: the one named, or the only one */
+  char *sq[] = {"squeue", "-h", "-s", "-j", id, "-o", "%i", NULL};
+  out = NULL;
+  if (run_capture(sq, &out, &len, 30, 1) != 0 || !out) hvrun_die(NULL, 1, "squeue -s -j %s failed: cannot list the job's steps", id);
+  int found = 0, named = 0;
+  char list[512] = "", first[64] = "";
+  for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+    const char *d = strchr(line, '.');
+    if (!d || !d[1] || strspn(d + 1, "0123456789") != strlen(d + 1)) continue;
+    if (!found++) snprintf(first, sizeof first, "%s", d + 1);
+    named |= step[0] && !strcmp(d + 1, step);
+    size_t u = strlen(list);
+    snprintf(list + u, sizeof list - u, "%s%s", u ? ", " : "", line);
   }
+  free(out);
+  if (step[0] && !named)
+    hvrun_die(NULL, 1, "Slurm job %s has no running step %s (its steps: %s)", id, step, found ? list : "none");
+  if (!found) hvrun_die(NULL, 1, "Slurm job %s runs no step (srun) yet", id);
+  if (!step[0] && found > 1) hvrun_die(NULL, 1, "Slurm job %s runs %d steps (%s): name one, --slurm-job %s.STEP", id, found, list, id);
+  if (!step[0]) snprintf(step, sizeof step, "%s", first);
   char self[PATH_MAX];
   ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
   if (sl <= 0) hvrun_die(NULL, 1, "cannot find hvrun's own path (/proc/self/exe): %s", strerror(errno));
@@ -539,7 +544,7 @@ static void slurm_status(const char *spec, doctor_model_t *m) {
   char *sr[] = {"srun", jid, "--overlap", "--mpi=none", "-N", nodearg, "--ntasks-per-node=1", "-n", nodearg,
                 self, "--status", "--local", "--job", jobarg, "--raw", NULL};
   out = NULL;
-  rc = run_capture(sr, &out, &len, SLURM_TIMEOUT_S);
+  rc = run_capture(sr, &out, &len, SLURM_TIMEOUT_S, 0);
   if (rc != 0 || !out)
     hvrun_die(NULL, 1, "srun --jobid=%s --overlap ... hvrun --status --local failed (%s %d)", id,
               rc == 124 ? "timed out after" : "exit status", rc == 124 ? (int)SLURM_TIMEOUT_S : rc);
