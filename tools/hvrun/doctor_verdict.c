@@ -236,7 +236,10 @@ static int pick_shutdown(const an_t *a, int w) {
   const doctor_rank_t *r = &a->m->ranks[w];
   if (r->proc == DOCTOR_PROC_NO_SOCKET) return 1;
   if (a->shutdown_claim[w]) return 1;
-  return r->present && !strcmp(r->reason, "exit") && others_wait(a, w);
+  /* its own dump at hv_shutdown, its engine fine (not one that stopped on an error and
+   * then shut down like every survivor) */
+  const doctor_comm_t *c = comm_of(r, 0);
+  return r->present && !strcmp(r->reason, "exit") && c && !c->error[0] && others_wait(a, w);
 }
 
 static void verdict_lost(an_t *a) {
@@ -664,7 +667,7 @@ static const char *proc_text(const doctor_rank_t *r) {
   case DOCTOR_PROC_STOPPED: return "stopped";
   case DOCTOR_PROC_BUSY: return "not answering";
   case DOCTOR_PROC_NO_SOCKET: return "no status socket";
-  case DOCTOR_PROC_NONE: return "no document";
+  case DOCTOR_PROC_NONE: return "no document (no dump; live: no status socket nor pid file: ended, or before hv_init)";
   case DOCTOR_PROC_ANSWERED: break;
   }
   return "answered";
