@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cuda_internal.h"
+#include "flight_recorder.h"
 #include "hv_internal.h"
 #include "hv_mpi.h"
 #include "timeline.h"
@@ -19,6 +20,7 @@ static pthread_mutex_t lifecycle_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static void comm_destroy(hv_comm_t *comm) {
   hv__timeline_close(comm->timeline);
+  hv__fr_free(comm);
   hv__coordinator_destroy(comm);
   hv__cache_free(&comm->cache);
   hv__algo_ctx_free(&comm->algo);
@@ -338,6 +340,11 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
     goto fail;
   }
   hv__log_level = comm->config.log_level;
+  if (hv__fr_create(comm)) { /* this rank's alone, before any collective: see dup_when_all_arrive */
+    rc = hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating the flight recorder");
+    comm->init_agreed = 1;
+    goto fail;
+  }
   /* A simulated build may borrow the caller's communicator (HV_SIM_SHARE_COMM=1, for
    * runs of thousands of ranks: every SMPI communicator creation is a ring allgather
    * over all ranks, see split_nodes); the caller then makes no MPI call on it while an
@@ -406,6 +413,7 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   /* The last agreement: everything above may have failed on one rank only. */
   if ((rc = hv__init_agree(comm, HV_SUCCESS)) != HV_SUCCESS) goto fail;
   if ((rc = hv__engine_start(comm)) != HV_SUCCESS) goto fail;
+  hv__flight_register(comm); /* its documents, the status socket (flight_dump.c) */
   HV_LOG(HV__LOG_INFO, "communicator of %d ranks (%d on this node, %d nodes), algo=%s, fusion=%zu bytes",
          comm->size, comm->local_size, comm->cross_size, hv__algo_name(comm->config.allreduce_algo),
          comm->config.fusion_threshold);
@@ -496,6 +504,10 @@ hv_result_t hv_init(int *argc, char ***argv, hv_comm_t **comm) {
 hv_result_t hv_shutdown(hv_comm_t *comm) {
   if (!comm) return HV_SUCCESS;
   hv__engine_stop(comm);
+  /* HV_FLIGHT_RECORDER=DIR: the final state, every request completed or failed. */
+  const char *flight_dir = getenv("HV_FLIGHT_RECORDER");
+  if (comm->flight && flight_dir && *flight_dir) hv__flight_dump(comm, "exit", "");
+  hv__flight_unregister(comm);
   hv_result_t rc = comm->async_error;
   if (rc != HV_SUCCESS) hv__set_error(NULL, rc, "%s", comm->last_error);
   comm_destroy(comm);

@@ -4,11 +4,13 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "flight_recorder.h"
 #include "hv_internal.h"
 
 /* comm->mutex held. */
 static void mark_done(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, char *error_detail) {
   hv__map_remove_hashed(&comm->names_in_flight, h->name, h->name_hash);
+  hv__fr_finish(comm, h, result, error_detail);
   h->result = result;
   h->error = error_detail;
   atomic_store_explicit(&h->done, 1, memory_order_release);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flight_recorder.h"
 #include "negotiate.h"
 #include "timeline.h"
 
@@ -249,6 +250,11 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
     if (resp_len) *productive = 1;
   }
   if (comm->exec_count) *productive = 1;
+  hv__fr_negotiated(comm);
+  /* The first stall report of the process dumps the flight recorder on every rank
+   * (rank 0's coordinator already did, with its line). */
+  if (flags & HV__FLAG_STALL)
+    hv__flight_stall(comm, "a negotiation stall report: a request waited longer than HV_STALL_CHECK_TIME", NULL);
   /* Every rank stops after this round: learn which rank asked, and its last error, so
    * requests left here fail with that first error (fault.c). */
   if (flags & HV__FLAG_SHUTDOWN) HV_CHECK(hv__fault_shutdown_reason(comm, want_shutdown));
