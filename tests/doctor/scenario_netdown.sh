@@ -21,7 +21,7 @@ ip netns add hvprobe$$ 2>/dev/null && ip netns del hvprobe$$ || { echo "SKIP: ca
 for v in $(env | sed -n 's/^\(\(SLURM\|OMPI\|PMIX\)_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 export HV_NS=hvd HV_NS_NET=10.89.0
 export HVRUN=${HVRUN:-$B/bin/hvrun} DOCTOR_WORKER=${DOCTOR_WORKER:-$B/tests/doctor/doctor_worker}
-. "$H/doctor_lib.sh"
+. "$H/scenario_lib.sh"
 N=4 TO=8
 N0=${HV_NS}n0 N1=${HV_NS}n1 FAB=${HV_NS}fab
 doctor_setup netdown-$HOW

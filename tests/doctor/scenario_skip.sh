@@ -9,7 +9,7 @@
 # Env: HVRUN, DOCTOR_WORKER. Prints ok/FAIL lines; exit 0 when all pass.
 set -u
 H=$(cd "$(dirname "$0")" && pwd)
-. "$H/../launch/launch_lib.sh"; . "$H/../faults/faults_lib.sh"; . "$H/doctor_lib.sh"
+. "$H/../launch/launch_lib.sh"; . "$H/../faults/faults_lib.sh"; . "$H/scenario_lib.sh"
 N=4 V=1 L=3
 LAUNCH=("$@")
 doctor_setup skip

@@ -11,7 +11,7 @@
 # Env: HVRUN, DOCTOR_WORKER, HV_STALL_CHECK_TIME (2), HV_TIMEOUT (above the stop).
 set -u
 H=$(cd "$(dirname "$0")" && pwd)
-. "$H/../launch/launch_lib.sh"; . "$H/../faults/faults_lib.sh"; . "$H/doctor_lib.sh"
+. "$H/../launch/launch_lib.sh"; . "$H/../faults/faults_lib.sh"; . "$H/scenario_lib.sh"
 N=4 V=2
 LAUNCH=("$@")
 doctor_setup stop
