@@ -23,6 +23,8 @@
  *   through hv_cuda.h (NCCL within a node, MPI between nodes) on the default stream
  *   the layers run on; the broadcasts too. ddp_wait then waits for that stream. With
  *   HV_COMPRESSION=fp16|bf16 a bucket travels compressed (hv_allreduce_cuda_group).
+ * - Each ddp_backward that syncs marks a step for hv's straggler report
+ *   (hv_straggler_step): its first bucket is the request timed.
  * Errors are returned as -1 with a message (rank, bucket, hv's detail). */
 #ifndef HV_TRAINER_DDP_H
 #define HV_TRAINER_DDP_H

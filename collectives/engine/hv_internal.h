@@ -22,6 +22,7 @@
 #include "algo.h"
 #include "hv.h"
 #include "response_cache.h"
+#include "straggler.h"
 #include "transport.h"
 
 typedef enum {
@@ -73,6 +74,7 @@ struct hv_handle {
   const uint64_t *all_counts; /* allgatherv: every rank's count (cache or own copy) */
   uint64_t *own_counts;       /* allgatherv not cached: an aligned copy of the response's */
   double t_submit, t_dequeue, t_stall_reported;
+  double t_step_first; /* a step's first request: its submission, us (straggler.c); else 0 */
   uint64_t fr_pos; /* its flight recorder event (flight_recorder.h), 0: none */
   struct hv_handle *next; /* queue / list link */
 
@@ -173,6 +175,7 @@ struct hv_comm {
   /* Why the node's shared memory is off ("" when on, or not wanted): hvrun --check
    * shows it (hv_comm_shm_status). */
   char shm_off[512];
+  hv__straggler_t straggler; /* the straggler report's waits (straggler.c) */
 };
 
 /* ---- errors (result.c) ---- */

@@ -160,6 +160,7 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
       }
       hv__pending_remove(comm, h);
       if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
+      if (h->t_step_first > 0) hv__straggler_ready(comm, h);
     } else if (kind == HV__RESP_ERROR && h) {
       hv__pending_remove(comm, h);
       hv__handle_complete(h, (hv_result_t)code, msg);
@@ -205,6 +206,7 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
       if (hv__exec_add(comm, h)) return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
       hv__pending_remove(comm, h);
       if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
+      if (h->t_step_first > 0) hv__straggler_ready(comm, h);
     }
   }
 
