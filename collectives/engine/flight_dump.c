@@ -244,19 +244,25 @@ static int by_pos(const void *a, const void *b) {
   return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+static int algo_count(void) {
+  int n = 0;
+  while (hv__fr_algo_names[n]) n++;
+  return n;
+}
+
 static const char *const state_names[] = {"submitted", "negotiated", "running", "done", "failed"};
 static const char *const phase_names[] = {"user", "negotiating", "executing", "stopped"};
 
-static void event_json(hv__json_t *j, const hv__fr_event_t *e) {
+static void event_json(hv__json_t *j, const hv__fr_event_t *e, int size) {
   hv__json_printf(j, "{\"seq\": %llu, \"name\": ", (unsigned long long)e->seq);
   hv__json_string(j, e->name);
   hv__json_printf(j, ", \"coll\": \"%s\", \"dtype\": \"%s\", \"count\": %llu, \"bytes\": %llu, \"algo\": ",
                   hv__coll_name((hv__coll_t)e->coll),
                   e->dtype < HV_NUM_DTYPES ? hv_dtype_name((hv_dtype_t)e->dtype) : "?", (unsigned long long)e->count,
-                  (unsigned long long)e->bytes);
-  hv__json_string(j, e->algo ? e->algo : "");
+                  (unsigned long long)hv__fr_bytes(e, size));
+  hv__json_string(j, hv__fr_algo_names[e->algo < algo_count() ? e->algo : 0]);
   hv__json_printf(j, ", \"ordered\": %s, \"device\": %d, \"stream\": \"0x%llx\", \"t_submit\": ", e->ordered ? "true" : "false",
-                  e->device, (unsigned long long)e->stream);
+                  e->ordered ? e->device : -1, e->ordered ? (unsigned long long)e->stream : 0ull);
   hv__json_time(j, e->t_submit);
   hv__json_printf(j, ", \"t_negotiated\": ");
   hv__json_time(j, e->t_negotiated);
@@ -265,7 +271,7 @@ static void event_json(hv__json_t *j, const hv__fr_event_t *e) {
   hv__json_printf(j, ", \"t_finished\": ");
   hv__json_time(j, e->t_finished);
   hv__json_printf(j, ", \"state\": \"%s\", \"error\": ", state_names[e->state < 5 ? e->state : 0]);
-  hv__json_string(j, e->error);
+  hv__json_string(j, e->state == HV__FR_FAILED ? e->error : "");
   hv__json_printf(j, "}");
 }
 
@@ -327,7 +333,7 @@ static void comm_json(hv__json_t *j, hv_comm_t *comm) {
   int full = engine_part(comm, &coordinator, waiting, sizeof waiting, &peer);
 
   /* Everything else under comm->mutex, copied. */
-  hv__fr_event_t *events = malloc(f->size * sizeof *events);
+  hv__fr_event_t *events = aligned_alloc(64, f->size * sizeof *events);
   pthread_mutex_lock(&comm->mutex);
   size_t npending = comm->names_in_flight.count, np = 0;
   pending_copy_t *pending = npending ? malloc(npending * sizeof *pending) : NULL;
@@ -374,12 +380,12 @@ static void comm_json(hv__json_t *j, hv_comm_t *comm) {
   hv__json_string(j, error);
   hv__json_printf(j, ",\n    \"submitted\": %llu, \"completed\": %llu, \"last_completed\": ", (unsigned long long)submitted,
                   (unsigned long long)completed);
-  if (last_done.pos) event_json(j, &last_done);
+  if (last_done.pos) event_json(j, &last_done, comm->size);
   else hv__json_printf(j, "null");
   hv__json_printf(j, ",\n    \"coordinator\": %s,\n    \"events\": [", coordinator ? coordinator : "null");
   for (uint64_t i = 0; i < nev; i++) {
     hv__json_printf(j, "%s\n      ", i ? "," : "");
-    event_json(j, &events[i]);
+    event_json(j, &events[i], comm->size);
   }
   hv__json_printf(j, "]}");
   if (!events) j->oom = 1;

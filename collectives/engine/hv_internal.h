@@ -73,7 +73,8 @@ struct hv_handle {
   const uint64_t *all_counts; /* allgatherv: every rank's count (cache or own copy) */
   uint64_t *own_counts;       /* allgatherv not cached: an aligned copy of the response's */
   double t_submit, t_dequeue, t_stall_reported;
-  uint64_t fr_pos; /* its flight recorder event (flight_recorder.h), 0: none */
+  uint64_t fr_pos;  /* its flight recorder event (flight_recorder.h), 0: none */
+  uint32_t fr_slot; /* that event's slot in the ring (no division on the hot path) */
   struct hv_handle *next; /* queue / list link */
 
   /* completion: written under comm->mutex; read lock-free by hv_wait's short spin */
