@@ -337,6 +337,7 @@ static void comm_json(hv__json_t *j, hv_comm_t *comm) {
   pthread_mutex_lock(&comm->mutex);
   size_t npending = comm->names_in_flight.count, np = 0;
   pending_copy_t *pending = npending ? malloc(npending * sizeof *pending) : NULL;
+  if (npending && !pending) j->oom = 1;
   for (size_t i = 0; pending && i < comm->names_in_flight.capacity; i++) {
     const struct hv_handle *h = comm->names_in_flight.slots[i].value;
     if (!comm->names_in_flight.slots[i].key || !h || np == npending) continue;
