@@ -95,7 +95,17 @@ void hv__json_string(hv__json_t *j, const char *text) {
   j->len = (size_t)(o - j->data);
 }
 
-static double mono_to_real_s; /* added to CLOCK_MONOTONIC seconds: CLOCK_REALTIME (per document) */
+/* Added to CLOCK_MONOTONIC seconds gives CLOCK_REALTIME: read once per document (or
+ * snapshot answer) by the thread that writes it. */
+static _Thread_local double mono_to_real_s;
+
+static double realtime_s(void);
+
+void hv__json_clock(void) {
+  struct timespec mono;
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  mono_to_real_s = realtime_s() - ((double)mono.tv_sec + (double)mono.tv_nsec * 1e-9);
+}
 
 void hv__json_time(hv__json_t *j, double mono_us) {
   if (mono_us <= 0) hv__json_printf(j, "null");
@@ -113,6 +123,8 @@ static double realtime_s(void) {
 static char job_id[256];
 static int world_rank = -1, world_size = 0;
 
+static pthread_once_t identity_once = PTHREAD_ONCE_INIT;
+
 static void set_job(void) {
   const char *v, *step;
   if ((v = getenv("HV_JOB_ID")) && *v) snprintf(job_id, sizeof job_id, "%s", v);
@@ -127,12 +139,23 @@ static void set_job(void) {
       *p = '_';
 }
 
+/* The job and this process's rank in MPI_COMM_WORLD, once (at the first
+ * registration, from hv_init's thread). */
+static void set_identity(void) {
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  set_job();
+}
+
 const char *hv__flight_job(void) {
-  if (!job_id[0]) set_job();
+  pthread_once(&identity_once, set_identity);
   return job_id;
 }
 
-int hv__flight_world_rank(void) { return world_rank; }
+int hv__flight_world_rank(void) {
+  pthread_once(&identity_once, set_identity);
+  return world_rank;
+}
 
 /* mkdir -p, each missing directory 0700. */
 static int make_dirs(const char *path) {
@@ -179,12 +202,8 @@ static int next_index;
 
 void hv__flight_register(hv_comm_t *comm) {
   if (!comm->flight) return;
+  pthread_once(&identity_once, set_identity);
   pthread_mutex_lock(&registry_lock);
-  if (world_rank < 0) {
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    set_job();
-  }
   if (nlive == live_cap) {
     size_t cap = live_cap ? live_cap * 2 : 8;
     hv_comm_t **l = realloc(live, cap * sizeof *l);
@@ -399,11 +418,9 @@ char *hv__flight_document(const char *reason, const char *detail, size_t *len) {
   hv__json_t j = {0};
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  struct timespec mono;
-  clock_gettime(CLOCK_MONOTONIC, &mono);
+  hv__json_clock();
   double now = realtime_s();
   pthread_mutex_lock(&registry_lock);
-  mono_to_real_s = now - ((double)mono.tv_sec + (double)mono.tv_nsec * 1e-9);
   hv__json_printf(&j, "{\"format\": \"hv-flight-recorder\", \"version\": 1, \"hv_version\": \"%d.%d.%d\",\n",
                   HV_VERSION_MAJOR, HV_VERSION_MINOR, HV_VERSION_PATCH);
   hv__json_printf(&j, "  \"job\": ");
@@ -448,7 +465,7 @@ static int write_all(int fd, const char *p, size_t n) {
 void hv__flight_dump(hv_comm_t *comm, const char *reason, const char *detail) {
   if (comm && !comm->flight) return;
   char dir[900], err[1100], path[1300], tmp[1400], line[2700];
-  const int rank = world_rank >= 0 ? world_rank : comm ? comm->rank : -1;
+  const int rank = hv__flight_world_rank();
   if (hv__flight_dump_dir(dir, sizeof dir, err, sizeof err)) {
     snprintf(line, sizeof line, "hv: rank %d: warning: flight recorder dump (%s) not written: %s\n", rank, reason, err);
     say(line);

@@ -236,6 +236,7 @@ int hv__fr_peer_of(const char *what) {
 void hv__fr_answer(hv_comm_t *comm, const char *what) {
   hv__flight_t *f = comm->flight;
   if (!atomic_exchange(&f->snap_request, 0)) return;
+  hv__json_clock();
   char *coordinator = hv__coordinator_json(comm);
   pthread_mutex_lock(&f->snap_lock);
   free(f->snap_coordinator);

@@ -115,7 +115,9 @@ typedef struct hv__json {
 void hv__json_printf(hv__json_t *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A JSON string (quotes included): escaped, bytes that are not UTF-8 as \u00XX. */
 void hv__json_string(hv__json_t *j, const char *s);
-/* A CLOCK_MONOTONIC time in us as CLOCK_REALTIME seconds, or null when 0. */
+/* A CLOCK_MONOTONIC time in us as CLOCK_REALTIME seconds, or null when 0; the
+ * offset between the clocks is this thread's, read by hv__json_clock. */
+void hv__json_clock(void);
 void hv__json_time(hv__json_t *j, double mono_us);
 
 /* Adds comm to the process's live communicators (index: creation order), starts the
