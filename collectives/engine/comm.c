@@ -340,11 +340,6 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
     goto fail;
   }
   hv__log_level = comm->config.log_level;
-  if (hv__fr_create(comm)) { /* this rank's alone, before any collective: see dup_when_all_arrive */
-    rc = hv__set_error(NULL, HV_ERR_NO_MEMORY, "out of memory creating the flight recorder");
-    comm->init_agreed = 1;
-    goto fail;
-  }
   /* A simulated build may borrow the caller's communicator (HV_SIM_SHARE_COMM=1, for
    * runs of thousands of ranks: every SMPI communicator creation is a ring allgather
    * over all ranks, see split_nodes); the caller then makes no MPI call on it while an
@@ -393,7 +388,7 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
       (!HV_SIMULATED && (rc = hv__algo_ctx_init_mpi(&comm->bench_algo, &comm->host, comm->bench_mpi)) != HV_SUCCESS) ||
       (rc = split_nodes(comm)) != HV_SUCCESS || (rc = hv__cuda_init(comm)) != HV_SUCCESS)
     goto fail;
-  if (hv__cache_init(&comm->cache, comm->config.cache_capacity, comm->size)) goto oom;
+  if (hv__cache_init(&comm->cache, comm->config.cache_capacity, comm->size) || hv__fr_create(comm)) goto oom;
   size_t words = 2 * ((comm->config.cache_capacity + 63) / 64) + 1;
   comm->vec = calloc(words, sizeof(uint64_t));
   comm->vec_out = calloc(words, sizeof(uint64_t));

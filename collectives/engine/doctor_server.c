@@ -28,7 +28,7 @@ static pthread_mutex_t server_lock = PTHREAD_MUTEX_INITIALIZER;
 static int running;
 static pthread_t server;
 static int listen_fd = -1, stop_pipe[2] = {-1, -1}, sig_pipe[2] = {-1, -1};
-static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)], pid_path[1100];
+static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)], pid_path[1100], sock_dir[900];
 static atomic_int sig_fd = -1; /* the handler's end of sig_pipe, or -1 */
 static int handler_installed;
 
@@ -115,10 +115,10 @@ static int make_dirs(char *p) {
 
 /* The listening socket, or -1 (with a warning: the job runs on without one). */
 static int open_socket(void) {
-  char dir[900];
+  char *dir = sock_dir;
   const char *v = getenv("HV_STATUS_DIR"), *tmp = getenv("TMPDIR");
-  if (v && *v) snprintf(dir, sizeof dir, "%s/%s", v, hv__flight_job());
-  else snprintf(dir, sizeof dir, "%s/hv-%u/%s", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid(), hv__flight_job());
+  if (v && *v) snprintf(dir, sizeof sock_dir, "%s/%s", v, hv__flight_job());
+  else snprintf(dir, sizeof sock_dir, "%s/hv-%u/%s", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid(), hv__flight_job());
   if (make_dirs(dir)) {
     warn("cannot create", dir, errno);
     return -1;
@@ -218,6 +218,7 @@ static void stop(void) {
     close(listen_fd);
     unlink(sock_path);
     unlink(pid_path);
+    rmdir(sock_dir); /* the job's directory, once its last rank has gone */
     listen_fd = -1;
   }
   close_pipe(stop_pipe);

@@ -95,7 +95,17 @@ void hv__json_string(hv__json_t *j, const char *text) {
   j->len = (size_t)(o - j->data);
 }
 
-static double mono_to_real_s; /* added to CLOCK_MONOTONIC seconds: CLOCK_REALTIME (per document) */
+/* Added to CLOCK_MONOTONIC seconds gives CLOCK_REALTIME: read once per document (or
+ * snapshot answer) by the thread that writes it. */
+static _Thread_local double mono_to_real_s;
+
+static double realtime_s(void);
+
+void hv__json_clock(void) {
+  struct timespec mono;
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  mono_to_real_s = realtime_s() - ((double)mono.tv_sec + (double)mono.tv_nsec * 1e-9);
+}
 
 void hv__json_time(hv__json_t *j, double mono_us) {
   if (mono_us <= 0) hv__json_printf(j, "null");
@@ -113,6 +123,8 @@ static double realtime_s(void) {
 static char job_id[256];
 static int world_rank = -1, world_size = 0;
 
+static pthread_once_t identity_once = PTHREAD_ONCE_INIT;
+
 static void set_job(void) {
   const char *v, *step;
   if ((v = getenv("HV_JOB_ID")) && *v) snprintf(job_id, sizeof job_id, "%s", v);
@@ -127,12 +139,23 @@ static void set_job(void) {
       *p = '_';
 }
 
+/* The job and this process's rank in MPI_COMM_WORLD, once (at the first
+ * registration, from hv_init's thread). */
+static void set_identity(void) {
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  set_job();
+}
+
 const char *hv__flight_job(void) {
-  if (!job_id[0]) set_job();
+  pthread_once(&identity_once, set_identity);
   return job_id;
 }
 
-int hv__flight_world_rank(void) { return world_rank; }
+int hv__flight_world_rank(void) {
+  pthread_once(&identity_once, set_identity);
+  return world_rank;
+}
 
 /* mkdir -p, each missing directory 0700. */
 static int make_dirs(const char *path) {
@@ -179,12 +202,8 @@ static int next_index;
 
 void hv__flight_register(hv_comm_t *comm) {
   if (!comm->flight) return;
+  pthread_once(&identity_once, set_identity);
   pthread_mutex_lock(&registry_lock);
-  if (world_rank < 0) {
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    set_job();
-  }
   if (nlive == live_cap) {
     size_t cap = live_cap ? live_cap * 2 : 8;
     hv_comm_t **l = realloc(live, cap * sizeof *l);
@@ -244,19 +263,25 @@ static int by_pos(const void *a, const void *b) {
   return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+static int algo_count(void) {
+  int n = 0;
+  while (hv__fr_algo_names[n]) n++;
+  return n;
+}
+
 static const char *const state_names[] = {"submitted", "negotiated", "running", "done", "failed"};
 static const char *const phase_names[] = {"user", "negotiating", "executing", "stopped"};
 
-static void event_json(hv__json_t *j, const hv__fr_event_t *e) {
+static void event_json(hv__json_t *j, const hv__fr_event_t *e, int size) {
   hv__json_printf(j, "{\"seq\": %llu, \"name\": ", (unsigned long long)e->seq);
   hv__json_string(j, e->name);
   hv__json_printf(j, ", \"coll\": \"%s\", \"dtype\": \"%s\", \"count\": %llu, \"bytes\": %llu, \"algo\": ",
                   hv__coll_name((hv__coll_t)e->coll),
                   e->dtype < HV_NUM_DTYPES ? hv_dtype_name((hv_dtype_t)e->dtype) : "?", (unsigned long long)e->count,
-                  (unsigned long long)e->bytes);
-  hv__json_string(j, e->algo ? e->algo : "");
+                  (unsigned long long)hv__fr_bytes(e, size));
+  hv__json_string(j, hv__fr_algo_names[e->algo < algo_count() ? e->algo : 0]);
   hv__json_printf(j, ", \"ordered\": %s, \"device\": %d, \"stream\": \"0x%llx\", \"t_submit\": ", e->ordered ? "true" : "false",
-                  e->device, (unsigned long long)e->stream);
+                  e->ordered ? e->device : -1, e->ordered ? (unsigned long long)e->stream : 0ull);
   hv__json_time(j, e->t_submit);
   hv__json_printf(j, ", \"t_negotiated\": ");
   hv__json_time(j, e->t_negotiated);
@@ -265,7 +290,7 @@ static void event_json(hv__json_t *j, const hv__fr_event_t *e) {
   hv__json_printf(j, ", \"t_finished\": ");
   hv__json_time(j, e->t_finished);
   hv__json_printf(j, ", \"state\": \"%s\", \"error\": ", state_names[e->state < 5 ? e->state : 0]);
-  hv__json_string(j, e->error);
+  hv__json_string(j, e->state == HV__FR_FAILED ? e->error : "");
   hv__json_printf(j, "}");
 }
 
@@ -327,10 +352,11 @@ static void comm_json(hv__json_t *j, hv_comm_t *comm) {
   int full = engine_part(comm, &coordinator, waiting, sizeof waiting, &peer);
 
   /* Everything else under comm->mutex, copied. */
-  hv__fr_event_t *events = malloc(f->size * sizeof *events);
+  hv__fr_event_t *events = aligned_alloc(64, f->size * sizeof *events);
   pthread_mutex_lock(&comm->mutex);
   size_t npending = comm->names_in_flight.count, np = 0;
   pending_copy_t *pending = npending ? malloc(npending * sizeof *pending) : NULL;
+  if (npending && !pending) j->oom = 1;
   for (size_t i = 0; pending && i < comm->names_in_flight.capacity; i++) {
     const struct hv_handle *h = comm->names_in_flight.slots[i].value;
     if (!comm->names_in_flight.slots[i].key || !h || np == npending) continue;
@@ -374,12 +400,12 @@ static void comm_json(hv__json_t *j, hv_comm_t *comm) {
   hv__json_string(j, error);
   hv__json_printf(j, ",\n    \"submitted\": %llu, \"completed\": %llu, \"last_completed\": ", (unsigned long long)submitted,
                   (unsigned long long)completed);
-  if (last_done.pos) event_json(j, &last_done);
+  if (last_done.pos) event_json(j, &last_done, comm->size);
   else hv__json_printf(j, "null");
   hv__json_printf(j, ",\n    \"coordinator\": %s,\n    \"events\": [", coordinator ? coordinator : "null");
   for (uint64_t i = 0; i < nev; i++) {
     hv__json_printf(j, "%s\n      ", i ? "," : "");
-    event_json(j, &events[i]);
+    event_json(j, &events[i], comm->size);
   }
   hv__json_printf(j, "]}");
   if (!events) j->oom = 1;
@@ -392,11 +418,9 @@ char *hv__flight_document(const char *reason, const char *detail, size_t *len) {
   hv__json_t j = {0};
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  struct timespec mono;
-  clock_gettime(CLOCK_MONOTONIC, &mono);
+  hv__json_clock();
   double now = realtime_s();
   pthread_mutex_lock(&registry_lock);
-  mono_to_real_s = now - ((double)mono.tv_sec + (double)mono.tv_nsec * 1e-9);
   hv__json_printf(&j, "{\"format\": \"hv-flight-recorder\", \"version\": 1, \"hv_version\": \"%d.%d.%d\",\n",
                   HV_VERSION_MAJOR, HV_VERSION_MINOR, HV_VERSION_PATCH);
   hv__json_printf(&j, "  \"job\": ");
@@ -441,7 +465,7 @@ static int write_all(int fd, const char *p, size_t n) {
 void hv__flight_dump(hv_comm_t *comm, const char *reason, const char *detail) {
   if (comm && !comm->flight) return;
   char dir[900], err[1100], path[1300], tmp[1400], line[2700];
-  const int rank = world_rank >= 0 ? world_rank : comm ? comm->rank : -1;
+  const int rank = hv__flight_world_rank();
   if (hv__flight_dump_dir(dir, sizeof dir, err, sizeof err)) {
     snprintf(line, sizeof line, "hv: rank %d: warning: flight recorder dump (%s) not written: %s\n", rank, reason, err);
     say(line);

@@ -9,13 +9,24 @@
 #include "flight_recorder.h"
 #include "negotiate.h"
 
+const char *const hv__fr_algo_names[] = {"",    "shm",  "ring",     "rd",   "rab",  "2d",    "mpi",  "hier",
+                                         "hier_shm", "none", "pairwise", "nccl", "local", "check", "auto", NULL};
+
+int hv__fr_algo_index(const char *algo) {
+  for (int i = 1; algo && hv__fr_algo_names[i]; i++)
+    if (strcmp(algo, hv__fr_algo_names[i]) == 0) return i;
+  return 0;
+}
+
 int hv__fr_create(hv_comm_t *comm) {
   size_t size = comm->config.flight_recorder_size;
   if (size == 0) return 0;
   hv__flight_t *f = calloc(1, sizeof *f);
   if (!f) return -1;
-  /* calloc: the pages are touched only as the ring fills. */
-  f->ring = calloc(size, sizeof *f->ring);
+  /* Aligned: each event's first line is one cache line. The pages are touched only as
+   * the ring fills. */
+  f->ring = aligned_alloc(64, size * sizeof *f->ring);
+  if (f->ring) memset(f->ring, 0, size * sizeof *f->ring);
   if (!f->ring) {
     free(f);
     return -1;
@@ -41,24 +52,27 @@ void hv__fr_free(hv_comm_t *comm) {
   comm->flight = NULL;
 }
 
-/* The event at ring position pos, or NULL when the ring has moved past it. */
-static hv__fr_event_t *event_at(hv__flight_t *f, uint64_t pos) {
+/* The event at ring position pos (in slot), or NULL when the ring has moved past it. */
+static hv__fr_event_t *event_at(hv__flight_t *f, uint64_t pos, size_t slot) {
   if (!pos) return NULL;
-  hv__fr_event_t *e = &f->ring[(pos - 1) % f->size];
+  hv__fr_event_t *e = &f->ring[slot];
   return e->pos == pos ? e : NULL;
 }
 
+/* A handle's event. */
+static hv__fr_event_t *event_of(hv__flight_t *f, const struct hv_handle *h) { return event_at(f, h->fr_pos, h->fr_slot); }
+
 static hv__fr_event_t *new_event(hv__flight_t *f, const char *name) {
   uint64_t pos = ++f->next_pos;
-  hv__fr_event_t *e = &f->ring[(pos - 1) % f->size];
+  hv__fr_event_t *e = &f->ring[f->next_slot];
+  if (++f->next_slot == f->size) f->next_slot = 0;
   e->pos = pos;
   e->t_negotiated = e->t_started = e->t_finished = 0;
-  e->algo = NULL;
-  e->device = -1;
-  e->stream = 0;
+  e->algo = 0;
   e->ordered = 0;
+  /* device, stream and error are read only for ordered or failed events: their
+   * cache lines stay untouched. */
   e->state = HV__FR_SUBMITTED;
-  e->error[0] = '\0';
   size_t n = strlen(name);
   if (n >= sizeof e->name) n = sizeof e->name - 1;
   memcpy(e->name, name, n);
@@ -72,12 +86,11 @@ static void set_phase(hv__flight_t *f, int phase, double now) {
   f->since = now;
 }
 
-static uint64_t bytes_of(const hv_comm_t *comm, const struct hv_handle *h) {
-  uint64_t es = hv_dtype_size((hv_dtype_t)h->meta.dtype), n = h->meta.count;
-  /* What this rank sends and receives in all, the buffer the user sees. */
-  if (h->meta.coll == HV__COLL_ALLGATHER || h->meta.coll == HV__COLL_ALLTOALL ||
-      h->meta.coll == HV__COLL_REDUCESCATTER)
-    n *= (uint64_t)comm->size;
+uint64_t hv__fr_bytes(const hv__fr_event_t *e, int size) {
+  uint64_t es = e->dtype < HV_NUM_DTYPES ? hv_dtype_size((hv_dtype_t)e->dtype) : 0, n = e->count;
+  /* The larger of the rank's buffers: the gathered or scattered whole. */
+  if (!e->ordered && (e->coll == HV__COLL_ALLGATHER || e->coll == HV__COLL_ALLTOALL || e->coll == HV__COLL_REDUCESCATTER))
+    n *= (uint64_t)size;
   return n * es;
 }
 
@@ -90,8 +103,12 @@ void hv__fr_submit(hv_comm_t *comm, struct hv_handle *h) {
   e->coll = h->meta.coll;
   e->dtype = h->meta.dtype;
   e->count = h->meta.count;
-  e->bytes = bytes_of(comm, h);
   h->fr_pos = e->pos;
+  h->fr_slot = (uint32_t)(e - f->ring);
+  /* A slot a few submissions ahead, for writing: its misses overlap this work. */
+  size_t ahead = h->fr_slot + 3 < f->size ? h->fr_slot + 3 : (h->fr_slot + 3) % f->size;
+  __builtin_prefetch(&f->ring[ahead], 1, 1);
+  __builtin_prefetch(f->ring[ahead].name, 1, 1);
   if (f->phase == HV__PHASE_USER) set_phase(f, HV__PHASE_NEGOTIATING, h->t_submit);
 }
 
@@ -108,11 +125,10 @@ static void finish_event(hv__flight_t *f, hv__fr_event_t *e, hv_result_t result,
   f->last_completed_pos = e->pos;
 }
 
-void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error) {
+void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error, double now) {
   hv__flight_t *f = comm->flight;
   if (!f || !h->fr_pos) return;
-  double now = hv__coarse_now_us();
-  hv__fr_event_t *e = event_at(f, h->fr_pos);
+  hv__fr_event_t *e = event_of(f, h);
   if (e) {
     if (e->state == HV__FR_RUNNING && f->running) f->running--;
     finish_event(f, e, result, error, now);
@@ -130,7 +146,7 @@ void hv__fr_negotiated(hv_comm_t *comm) {
   pthread_mutex_lock(&comm->mutex);
   for (size_t i = 0; i < comm->exec_count; i++) {
     const struct hv_handle *h = comm->exec[i].handle;
-    hv__fr_event_t *e = h ? event_at(f, h->fr_pos) : NULL;
+    hv__fr_event_t *e = h ? event_of(f, h) : NULL;
     if (e && e->state == HV__FR_SUBMITTED) e->t_negotiated = now, e->state = HV__FR_NEGOTIATED;
   }
   pthread_mutex_unlock(&comm->mutex);
@@ -140,12 +156,17 @@ void hv__fr_started(hv_comm_t *comm, struct hv_handle *const *hs, size_t n, cons
   hv__flight_t *f = comm->flight;
   if (!f) return;
   double now = hv__coarse_now_us();
+  /* The same algorithm batch after batch: its index is looked up once. */
+  static _Thread_local const char *last_algo;
+  static _Thread_local int last_index;
+  if (algo != last_algo) last_index = hv__fr_algo_index(algo), last_algo = algo;
+  const int a = last_index;
   pthread_mutex_lock(&comm->mutex);
   for (size_t i = 0; i < n; i++) {
     if (i && hs[i] == hs[i - 1]) continue;
-    hv__fr_event_t *e = event_at(f, hs[i]->fr_pos);
+    hv__fr_event_t *e = event_of(f, hs[i]);
     if (!e) continue;
-    e->algo = algo;
+    e->algo = (uint8_t)a;
     if (e->state < HV__FR_RUNNING) {
       e->state = HV__FR_RUNNING;
       e->t_started = now;
@@ -168,7 +189,6 @@ uint64_t hv__fr_ordered_begin(hv_comm_t *comm, const char *function, int coll, s
   e->coll = (uint8_t)coll;
   e->dtype = (uint8_t)dtype;
   e->count = count;
-  e->bytes = (uint64_t)count * ((unsigned)dtype < HV_NUM_DTYPES ? hv_dtype_size(dtype) : 0);
   e->device = device;
   e->stream = stream;
   e->t_submit = e->t_negotiated = e->t_started = now;
@@ -186,9 +206,9 @@ void hv__fr_ordered_finish(hv_comm_t *comm, uint64_t pos, hv_result_t result, co
   if (!f || !pos) return;
   double now = hv__coarse_now_us();
   pthread_mutex_lock(&comm->mutex);
-  hv__fr_event_t *e = event_at(f, pos);
+  hv__fr_event_t *e = pos ? event_at(f, pos, (pos - 1) % f->size) : NULL;
   if (e) {
-    if (algo) e->algo = algo;
+    if (algo) e->algo = (uint8_t)hv__fr_algo_index(algo);
     finish_event(f, e, result, result != HV_SUCCESS ? comm->last_error : NULL, now);
   }
   if (f->running) f->running--;
@@ -216,6 +236,7 @@ int hv__fr_peer_of(const char *what) {
 void hv__fr_answer(hv_comm_t *comm, const char *what) {
   hv__flight_t *f = comm->flight;
   if (!atomic_exchange(&f->snap_request, 0)) return;
+  hv__json_clock();
   char *coordinator = hv__coordinator_json(comm);
   pthread_mutex_lock(&f->snap_lock);
   free(f->snap_coordinator);

@@ -22,23 +22,33 @@
 enum { HV__FR_SUBMITTED = 0, HV__FR_NEGOTIATED, HV__FR_RUNNING, HV__FR_DONE, HV__FR_FAILED };
 enum { HV__PHASE_USER = 0, HV__PHASE_NEGOTIATING, HV__PHASE_EXECUTING, HV__PHASE_STOPPED };
 
+/* What every update touches fits the first cache line, and a name shorter than 64
+ * bytes the second: the ring (a megabyte or more) is colder than the engine's own
+ * data, and each line first touched is a miss on the hot path. */
 typedef struct hv__fr_event {
   uint64_t pos;        /* ring position + 1 (0: an empty slot); a handle's hv_handle.fr_pos */
   uint64_t seq;        /* per communicator: submissions, or ordered calls when ordered */
   double t_submit, t_negotiated, t_started, t_finished; /* CLOCK_MONOTONIC us, 0: not yet */
-  uint64_t count, bytes, stream;
-  const char *algo;    /* a static string, NULL before it ran */
-  int32_t device;
+  uint64_t count;
   uint8_t coll, dtype, ordered, state;
-  char name[HV__FR_NAME_LEN];
-  char error[HV__FR_ERROR_LEN];
+  uint8_t algo; /* index into hv__fr_algo_names, 0 ("") before it ran */
+  char name[HV__FR_NAME_LEN] __attribute__((aligned(64)));
+  int32_t device;  /* ordered events only (else -1 in documents) */
+  uint64_t stream; /* ordered events only */
+  char error[HV__FR_ERROR_LEN]; /* meaningful only in state HV__FR_FAILED */
 } hv__fr_event_t;
+
+/* The algorithms an event may name ("" first); hv__fr_algo_index finds one (0 when
+ * unknown). */
+extern const char *const hv__fr_algo_names[];
+int hv__fr_algo_index(const char *algo);
 
 typedef struct hv__flight {
   /* under comm->mutex */
   hv__fr_event_t *ring; /* size slots */
   size_t size;
   uint64_t next_pos;    /* events recorded */
+  size_t next_slot;     /* next_pos % size */
   uint64_t submitted, completed, ordered_calls, running;
   uint64_t last_completed_pos; /* 0: none */
   int phase;
@@ -61,8 +71,12 @@ int hv__fr_create(hv_comm_t *comm);
 void hv__fr_free(hv_comm_t *comm);
 /* comm->mutex held: a request accepted by submit (api.c). */
 void hv__fr_submit(hv_comm_t *comm, struct hv_handle *h);
-/* comm->mutex held: h completes (handle.c). */
-void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error);
+/* Fetches the event at pos for writing ahead of its update (a batch's completions). */
+static inline void hv__fr_prefetch(const hv_comm_t *comm, const struct hv_handle *h) {
+  if (comm->flight && h->fr_pos) __builtin_prefetch(&comm->flight->ring[h->fr_slot], 1, 1);
+}
+/* comm->mutex held: h completes at now (hv__coarse_now_us, read once per batch; handle.c). */
+void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error, double now);
 /* Takes comm->mutex: the execution list of a round is negotiated (negotiate_round.c). */
 void hv__fr_negotiated(hv_comm_t *comm);
 /* Takes comm->mutex: the n requests (adjacent duplicates counted once) start in algo. */
@@ -74,6 +88,9 @@ uint64_t hv__fr_ordered_begin(hv_comm_t *comm, const char *function, int coll, s
 void hv__fr_ordered_finish(hv_comm_t *comm, uint64_t pos, hv_result_t result, const char *algo);
 /* comm->mutex held: the engine stopped. */
 void hv__fr_stopped(hv_comm_t *comm);
+/* An event's bytes: count x element size, x size for the gathered or scattered
+ * collectives (the buffer the user sees). */
+uint64_t hv__fr_bytes(const hv__fr_event_t *e, int size);
 /* The thread running rounds (hv__engine_thread_comm == comm, or the background thread
  * between rounds with round_lock held): answers a pending snapshot request; `what` is
  * the wait in progress (NULL: none). Cheap when nothing is asked. */
@@ -98,7 +115,9 @@ typedef struct hv__json {
 void hv__json_printf(hv__json_t *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A JSON string (quotes included): escaped, bytes that are not UTF-8 as \u00XX. */
 void hv__json_string(hv__json_t *j, const char *s);
-/* A CLOCK_MONOTONIC time in us as CLOCK_REALTIME seconds, or null when 0. */
+/* A CLOCK_MONOTONIC time in us as CLOCK_REALTIME seconds, or null when 0; the
+ * offset between the clocks is this thread's, read by hv__json_clock. */
+void hv__json_clock(void);
 void hv__json_time(hv__json_t *j, double mono_us);
 
 /* Adds comm to the process's live communicators (index: creation order), starts the

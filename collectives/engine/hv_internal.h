@@ -75,7 +75,8 @@ struct hv_handle {
   uint64_t *own_counts;       /* allgatherv not cached: an aligned copy of the response's */
   double t_submit, t_dequeue, t_stall_reported;
   double t_step_first; /* a step's first request: its submission, us (straggler.c); else 0 */
-  uint64_t fr_pos; /* its flight recorder event (flight_recorder.h), 0: none */
+  uint64_t fr_pos;  /* its flight recorder event (flight_recorder.h), 0: none */
+  uint32_t fr_slot; /* that event's slot in the ring (no division on the hot path) */
   struct hv_handle *next; /* queue / list link */
 
   /* completion: written under comm->mutex; read lock-free by hv_wait's short spin */

@@ -10,6 +10,12 @@
       answers (rank 1 in user code, the others negotiating 'late', rank 0's coordinator
       naming rank 1 as missing), and SIGUSR1 makes rank 1 dump into $HV_RUN_DIR/flight
       while the program runs. Afterwards the sockets are gone.
+  check_flight.py stall NP MPIRUN... mpi_flight
+      HV_STALL_CHECK_TIME=1 while rank 1 sleeps: the first stall report makes every
+      rank dump (reason stall) into $HV_RUN_DIR/flight; rank 0's names rank 1.
+  check_flight.py lost NP MPIRUN... mpi_flight
+      rank 1 is killed while it sleeps: every survivor dumps (reason peer_lost) with
+      'late' still submitted and its engine stopped naming rank 1.
 Exit status 0 when every check passed."""
 import json
 import os
@@ -191,10 +197,61 @@ def check_hang():
     check(not any(os.path.exists(p) for p in socks), "status sockets left after exit")
 
 
+def check_trigger(kind):
+    rundir = os.path.join(tmp, "run")
+    os.makedirs(rundir)
+    extra = {"HV_RUN_DIR": rundir}
+    if kind == "stall":
+        extra["HV_STALL_CHECK_TIME"] = "1"
+    log = open(os.path.join(tmp, "log"), "w+")
+    proc = subprocess.Popen(cmd + ["hang", "4" if kind == "stall" else "30"], env=dict(env, **extra), stdout=log,
+                            stderr=subprocess.STDOUT)
+    if kind == "lost":
+        pidfile = os.path.join(tmp, "status", job, "rank1.pid")
+        deadline = time.time() + 60
+        while time.time() < deadline and not os.path.exists(pidfile):
+            time.sleep(0.05)
+        time.sleep(1)  # rank 1 is in its sleep by now
+        with open(pidfile) as f:
+            os.kill(int(f.read()), signal.SIGKILL)
+    try:
+        rc = proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = -1
+    log.seek(0)
+    print(log.read(), end="")
+    check(rc == 0 if kind == "stall" else rc != 0, "mpi_flight: status %d" % rc)
+    reason = "stall" if kind == "stall" else "peer_lost"
+    for r in range(nprocs):
+        path = os.path.join(rundir, "flight", "hv-flight.%s.rank%d.json" % (job, r))
+        if kind == "lost" and r == 1:
+            continue
+        if not os.path.exists(path):
+            check(False, "rank %d: no %s dump" % (r, reason))
+            continue
+        with open(path, encoding="utf-8") as f:
+            c = check_top(json.load(f), r, reason)
+        names = [x["name"] for x in c.get("pending", [])]
+        if kind == "stall":
+            check(c["phase"] == ("user" if r == 1 else "negotiating") and names == ([] if r == 1 else ["late"]),
+                  "rank %d: phase %r pending %r" % (r, c["phase"], names))
+            if r == 0:
+                check([(w["name"], w["missing"]) for w in c["coordinator"]["waiting"]] == [("late", [1])],
+                      "rank 0: coordinator %r" % c["coordinator"])
+        else:
+            last = c["events"][-1] if c.get("events") else {}
+            check(c["phase"] == "stopped" and "rank 1 " in c["error"] and names == ["late"] and
+                  last.get("name") == "late" and last.get("state") == "submitted",
+                  "rank %d: phase %r error %r pending %r last event %r" % (r, c["phase"], c["error"], names, last))
+
+
 if mode == "exit":
     check_exit()
-else:
+elif mode == "hang":
     check_hang()
+else:
+    check_trigger(mode)
 if failures:
     print("check_flight.py %s: %d check(s) failed (files in %s)" % (mode, len(failures), tmp))
     sys.exit(1)

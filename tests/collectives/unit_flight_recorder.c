@@ -59,12 +59,12 @@ int main(void) {
   for (int i = 2; i < 6; i++) {
     const hv__fr_event_t *e = slot_of(f, (uint64_t)i + 1);
     CHECK(e->pos == (uint64_t)i + 1 && e->seq == (uint64_t)i + 1 && strcmp(e->name, names[i]) == 0 &&
-              e->count == 10 + (uint64_t)i && e->bytes == 4 * (10 + (uint64_t)i) && e->state == HV__FR_SUBMITTED,
+              e->count == 10 + (uint64_t)i && hv__fr_bytes(e, 4) == 4 * (10 + (uint64_t)i) && e->state == HV__FR_SUBMITTED,
           "t%d kept in its slot (seq %llu, name %s)", i, (unsigned long long)e->seq, e->name);
   }
   /* t0's slot holds t4: completing t0 must leave t4 alone. */
   pthread_mutex_lock(&comm->mutex);
-  hv__fr_finish(comm, h[0], HV_SUCCESS, NULL);
+  hv__fr_finish(comm, h[0], HV_SUCCESS, NULL, hv__coarse_now_us());
   pthread_mutex_unlock(&comm->mutex);
   CHECK(slot_of(f, 5)->state == HV__FR_SUBMITTED && slot_of(f, 5)->seq == 5, "an overwritten event's update is skipped");
   CHECK(f->completed == 1 && f->last_completed_pos == 0, "t0 counted, but not kept as the last completed");
@@ -78,19 +78,19 @@ int main(void) {
   struct hv_handle *batch[] = {h[2], h[3], h[3], h[4]};
   hv__fr_started(comm, batch, 4, "ring");
   CHECK(f->running == 3 && f->phase == HV__PHASE_EXECUTING, "3 running (t3's two pieces count once)");
-  CHECK(slot_of(f, 4)->state == HV__FR_RUNNING && strcmp(slot_of(f, 4)->algo, "ring") == 0, "t3 runs in ring");
+  CHECK(slot_of(f, 4)->state == HV__FR_RUNNING && strcmp(hv__fr_algo_names[slot_of(f, 4)->algo], "ring") == 0, "t3 runs in ring");
   pthread_mutex_lock(&comm->mutex);
-  hv__fr_finish(comm, h[2], HV_SUCCESS, NULL);
-  hv__fr_finish(comm, h[3], HV_ERR_MISMATCH, "tensor 't3' differs");
+  hv__fr_finish(comm, h[2], HV_SUCCESS, NULL, hv__coarse_now_us());
+  hv__fr_finish(comm, h[3], HV_ERR_MISMATCH, "tensor 't3' differs", hv__coarse_now_us());
   pthread_mutex_unlock(&comm->mutex);
   CHECK(slot_of(f, 3)->state == HV__FR_DONE && slot_of(f, 3)->t_finished > 0, "t2 done");
   CHECK(slot_of(f, 4)->state == HV__FR_FAILED && strcmp(slot_of(f, 4)->error, "tensor 't3' differs") == 0,
         "t3 failed with its error");
   CHECK(f->last_completed_pos == 4, "t3 is the last completed");
   pthread_mutex_lock(&comm->mutex);
-  hv__fr_finish(comm, h[4], HV_SUCCESS, NULL);
-  hv__fr_finish(comm, h[5], HV_SUCCESS, NULL);
-  hv__fr_finish(comm, h[1], HV_SUCCESS, NULL);
+  hv__fr_finish(comm, h[4], HV_SUCCESS, NULL, hv__coarse_now_us());
+  hv__fr_finish(comm, h[5], HV_SUCCESS, NULL, hv__coarse_now_us());
+  hv__fr_finish(comm, h[1], HV_SUCCESS, NULL, hv__coarse_now_us());
   pthread_mutex_unlock(&comm->mutex);
   CHECK(f->completed == 6 && f->running == 0 && f->phase == HV__PHASE_USER, "all completed: user code");
 

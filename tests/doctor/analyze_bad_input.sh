@@ -57,6 +57,9 @@ d=$(case_dir phase); sed 's/"phase": "user"/"phase": "sleeping"/' "$GOOD/$R1" > 
 one_line "a value outside the contract" 1 "$d/$R1: field 'comms\[0\].phase' is 'sleeping', expected user, negotiating, executing or stopped" --analyze "$d"
 d=$(case_dir range); sed 's/"world_rank": 1,/"world_rank": 9,/' "$GOOD/$R1" > "$d/$R1"
 one_line "a rank outside the world" 1 "$d/$R1: world_rank 9 is outside world_size 4" --analyze "$d"
+d=$(case_dir coord); python3 -c '
+import json,sys; d=json.load(open(sys.argv[1])); d["comms"][0]["coordinator"]={"waiting":[{"name":"x","coll":"allreduce","submitted_by":[0],"missing":[7],"first_seen":1.0}]}; json.dump(d, open(sys.argv[2],"w"))' "$GOOD/$R1" "$d/$R1"
+one_line "a rank outside the communicator" 1 "$d/$R1: 'comms\[0\].coordinator.waiting\[0\].missing' names rank 7, outside the communicator's size 4" --analyze "$d"
 d=$(case_dir dup); cp "$GOOD/$R1" "$d/hv-flight.ompi-4242.rank3.json"
 one_line "duplicate ranks" 1 "two documents of rank 1: .*rank1.json and .*rank3.json" --analyze "$d"
 d=$(case_dir size); sed 's/"world_size": 4,/"world_size": 5,/' "$GOOD/$R1" > "$d/$R1"

@@ -254,7 +254,7 @@ static void rd_comm(rd_t *rd, json_t *o, int ci, doctor_comm_t *c) {
   c->completed = rd_int(rd, o, p, "completed", 0, 0);
   if (!rd->failed && (c->size < 1 || c->rank < 0 || c->rank >= c->size))
     rd_fail(rd, "'%srank' %d is outside the communicator's size %d", p, c->rank, c->size);
-  if (!rd->failed && c->waiting_peer >= c->size)
+  if (!rd->failed && (c->waiting_peer >= c->size || c->waiting_peer < -1))
     rd_fail(rd, "'%swaiting_peer' %d is outside the communicator's size %d", p, c->waiting_peer, c->size);
   static const char *phases[] = {"user", "negotiating", "executing", "stopped"};
   int known = 0;
@@ -303,6 +303,12 @@ static void rd_comm(rd_t *rd, json_t *o, int ci, doctor_comm_t *c) {
         w->submitted_by = rd_rank_list(rd, v, r, "submitted_by", &w->nsubmitted);
         w->missing = rd_rank_list(rd, v, r, "missing", &w->nmissing);
         w->first_seen = rd_num(rd, v, r, "first_seen", 1, 1);
+        for (int k = 0; k < w->nsubmitted + w->nmissing && !rd->failed; k++) {
+          int who = k < w->nsubmitted ? w->submitted_by[k] : w->missing[k - w->nsubmitted];
+          if (who < 0 || who >= c->size)
+            rd_fail(rd, "'%s%s' names rank %d, outside the communicator's size %d", r,
+                    k < w->nsubmitted ? "submitted_by" : "missing", who, c->size);
+        }
       }
     }
   }

@@ -35,7 +35,10 @@
  * different ranks are a few ms apart). */
 #define PENDING_OLD_S 1.0
 #define STRAGGLER_MIN_STEPS 5
-#define STRAGGLER_MIN_S 0.050
+#define STRAGGLER_MIN_S 0.020
+/* A step starts with a submission after the rank was idle (in user code) at least this
+ * long: a control collective submitted right after the last completion is not one. */
+#define STEP_GAP_S 0.0005
 
 void doctor_ranks_text(const int *ranks, int n, char *out, size_t len) {
   int *s = malloc((size_t)(n > 0 ? n : 1) * sizeof *s), k = 0;
@@ -198,6 +201,8 @@ static void during(const char *name, char *out, size_t len) {
   else out[0] = '\0';
 }
 
+static int unfinished(const doctor_event_t *e);
+
 /* ---- 1-4: ranks that are gone, stopped, shut down, or cut off ---------------- */
 
 static int collect(an_t *a, int *out, int (*pick)(const an_t *, int)) {
@@ -236,10 +241,13 @@ static int pick_shutdown(const an_t *a, int w) {
   const doctor_rank_t *r = &a->m->ranks[w];
   if (r->proc == DOCTOR_PROC_NO_SOCKET) return 1;
   if (a->shutdown_claim[w]) return 1;
-  /* its own dump at hv_shutdown, its engine fine (not one that stopped on an error and
-   * then shut down like every survivor) */
+  /* its own dump at hv_shutdown with everything of its own completed (not a survivor
+   * whose requests failed and which then shut down too), while others wait or failed */
   const doctor_comm_t *c = comm_of(r, 0);
-  return r->present && !strcmp(r->reason, "exit") && c && !c->error[0] && others_wait(a, w);
+  if (!r->present || strcmp(r->reason, "exit") != 0 || !c || c->error[0] || c->npending) return 0;
+  for (int i = 0; i < c->nevents; i++)
+    if (unfinished(&c->events[i])) return 0;
+  return others_wait(a, w);
 }
 
 static void verdict_lost(an_t *a) {
@@ -589,8 +597,8 @@ static const doctor_event_t *event_at(const doctor_comm_t *c, long long seq) {
   return NULL;
 }
 
-/* For each step (an instance the reference rank submitted with nothing else in flight:
- * its first gradient), each rank's lag behind the median rank. Clock-free across hosts:
+/* For each step (an instance the reference rank submitted after some time with nothing
+ * in flight: its first gradient), each rank's lag behind the median rank. Clock-free across hosts:
  * lag = median(wait) - wait, with wait = t_negotiated - t_submit on the rank's own
  * clock (all ranks learn the agreement at about the same moment). Without
  * t_negotiated, t_submit is compared directly, and only on one host. */
@@ -612,7 +620,7 @@ static int verdict_straggler(an_t *a, int print) {
   double busy_until = -INFINITY;
   for (int i = 0; i < ref->nevents; i++) {
     const doctor_event_t *e = &ref->events[i];
-    int first = e->t_submit >= busy_until;
+    int first = e->t_submit - busy_until > STEP_GAP_S;
     double fin = isnan(e->t_finished) ? INFINITY : e->t_finished;
     if (fin > busy_until) busy_until = fin;
     if (!first || strcmp(e->state, "done") != 0) continue;
