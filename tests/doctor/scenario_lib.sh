@@ -121,7 +121,10 @@ doctor_end() {
   if [ -n "${FAULTS_LP:-}" ]; then
     # the launcher (under `timeout`, which passes a TERM on) ends once its ranks are gone
     for _ in $(seq 30); do kill -0 "$FAULTS_LP" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$FAULTS_LP" 2>/dev/null && { kill -TERM "$FAULTS_LP"; sleep 2; }
+    if kill -0 "$FAULTS_LP" 2>/dev/null; then
+      kill -TERM "$FAULTS_LP"
+      for _ in $(seq 50); do kill -0 "$FAULTS_LP" 2>/dev/null || break; sleep 0.1; done
+    fi
     kill -0 "$FAULTS_LP" 2>/dev/null && { pkill -KILL -P "$FAULTS_LP"; kill -KILL "$FAULTS_LP"; }
     wait "$FAULTS_LP" 2>/dev/null
     FAULTS_LP=
