@@ -289,17 +289,20 @@ out:
   free(set), free(rest);
 }
 
-static void verdict_node(an_t *a) {
+/* Ranks of one host named by accusers on other hosts: the timed-out ranks' texts
+ * (waited_s 0), or live waits that cross hosts (waited_s: how long). Returns 1 when a
+ * verdict was given. */
+static int verdict_node(an_t *a, const int *accuser, const int *accused, double waited_s) {
   /* hosts of accused ranks, where the accusers are elsewhere */
   int best = -1, best_score = 0, best_missing = -1;
   for (int q = 0; q < a->n; q++) {
-    if (!a->accused[q] || a->cause[q] || !a->host[q][0]) continue;
+    if (!accused[q] || a->cause[q] || !a->host[q][0]) continue;
     int seen = 0;
-    for (int p = 0; p < q; p++) seen |= a->accused[p] && !a->cause[p] && !strcmp(a->host[p], a->host[q]);
+    for (int p = 0; p < q; p++) seen |= accused[p] && !a->cause[p] && !strcmp(a->host[p], a->host[q]);
     if (seen) continue;
     int score = 0, missing = 0;
     for (int w = 0; w < a->n; w++) {
-      if (a->timed_out[w] && strcmp(a->host[w], a->host[q]) != 0 && a->m->ranks[w].present) score++;
+      if (accuser[w] && strcmp(a->host[w], a->host[q]) != 0 && a->m->ranks[w].present) score++;
       if (!strcmp(a->host[w], a->host[q]) && !a->m->ranks[w].present) missing++;
     }
     /* ties (both sides of a cut accuse each other): the side with ranks missing, then
@@ -309,23 +312,57 @@ static void verdict_node(an_t *a) {
         (tie && !strcmp(a->host[best], a->host[0]) && strcmp(a->host[q], a->host[0]) != 0))
       best = q, best_score = score, best_missing = missing;
   }
-  if (best < 0) return;
+  if (best < 0) return 0;
   const char *h = a->host[best];
   int *cut = calloc((size_t)a->n, sizeof *cut), *acc = calloc((size_t)a->n, sizeof *acc), nc = 0, na = 0;
   if (!cut || !acc) goto out;
   for (int w = 0; w < a->n; w++) {
     if (a->cause[w]) continue;
     if (!strcmp(a->host[w], h) || (!a->host[w][0] && !a->m->ranks[w].present)) cut[nc++] = w;
-    else if (a->timed_out[w]) acc[na++] = w;
+    else if (accuser[w]) acc[na++] = w;
   }
   for (int i = 0; i < nc; i++) a->cause[cut[i]] = CAUSE_NODE;
   char who[600], by[600], dur[600];
   during(waited_name(a, a->cause), dur, sizeof dur);
   ranks_phrase(acc, na, by, sizeof by);
-  verdict(a, "%s on host %s stopped answering (network?)%s: HV_TIMEOUT on %s", ranks_phrase(cut, nc, who, sizeof who),
-          h, dur, na ? by : "the others");
+  if (waited_s > 0)
+    verdict(a, "%s on host %s stopped answering (network?)%s: %s %s waited %.1f s for them",
+            ranks_phrase(cut, nc, who, sizeof who), h, dur, by, na > 1 ? "have" : "has", waited_s);
+  else
+    verdict(a, "%s on host %s stopped answering (network?)%s: HV_TIMEOUT on %s", ranks_phrase(cut, nc, who, sizeof who),
+            h, dur, na ? by : "the others");
 out:
   free(cut), free(acc);
+  return 1;
+}
+
+/* Before HV_TIMEOUT: every rank still here waits, each on a peer of another host, for
+ * at least PENDING_OLD_S (inside an algorithm, plus what its bytes could take: a long
+ * transfer is not a cut), and none is in user code: the hosts no longer hear each other. */
+static void verdict_node_waits(an_t *a) {
+  int *accuser = calloc((size_t)a->n, sizeof(int)), *accused = calloc((size_t)a->n, sizeof(int));
+  int waiting = 0, ok = 1, hosts_differ = 0;
+  double waited = INFINITY;
+  for (int w = 0; accuser && accused && w < a->n && ok; w++) {
+    const doctor_comm_t *c = comm_of(&a->m->ranks[w], 0);
+    if (!c || a->cause[w]) continue;
+    double age = a->m->ranks[w].time - c->since;
+    int p = c->waiting_peer;
+    /* inside an algorithm, the time its bytes could take at a pessimistic 50 MB/s */
+    double running = 0;
+    for (int i = 0; i < c->nevents; i++)
+      if (!strcmp(c->events[i].state, "running") && c->events[i].bytes > 0) running += (double)c->events[i].bytes;
+    int long_wait = (!strcmp(c->phase, "negotiating") && age >= PENDING_OLD_S) ||
+                    (!strcmp(c->phase, "executing") && age >= PENDING_OLD_S + running / 50e6);
+    if (!long_wait || p < 0 || p >= a->n || !a->host[p][0] || !strcmp(a->host[p], a->host[w])) ok = 0;
+    else {
+      accuser[w] = 1, accused[p] = 1, waiting++;
+      hosts_differ = 1;
+      if (age < waited) waited = age;
+    }
+  }
+  if (ok && waiting >= 2 && hosts_differ) verdict_node(a, accuser, accused, waited);
+  free(accuser), free(accused);
 }
 
 /* ---- 5: mismatches ----------------------------------------------------------- */
@@ -797,7 +834,7 @@ int doctor_verdicts_print(const doctor_model_t *m, int evidence) {
   }
 
   verdict_lost(&a);
-  verdict_node(&a);
+  if (!verdict_node(&a, a.timed_out, a.accused, 0)) verdict_node_waits(&a);
   int ncomms = 0;
   for (int w = 0; w < a.n; w++)
     for (int i = 0; m->ranks[w].present && i < m->ranks[w].ncomms; i++)
