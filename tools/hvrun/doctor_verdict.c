@@ -712,7 +712,7 @@ static const char *proc_text(const doctor_rank_t *r) {
   case DOCTOR_PROC_STOPPED: return "stopped";
   case DOCTOR_PROC_BUSY: return "not answering";
   case DOCTOR_PROC_NO_SOCKET: return "no status socket";
-  case DOCTOR_PROC_NONE: return "no document (no dump; live: no status socket nor pid file: ended, or before hv_init)";
+  case DOCTOR_PROC_NONE: return "no document";
   case DOCTOR_PROC_ANSWERED: break;
   }
   return "answered";
@@ -721,7 +721,10 @@ static const char *proc_text(const doctor_rank_t *r) {
 static void rank_line(const doctor_model_t *m, int w, const char *indent) {
   const doctor_rank_t *r = &m->ranks[w];
   if (!r->present) {
-    printf("%srank %d: %s%s%s\n", indent, w, proc_text(r), r->proc_detail[0] ? ": " : "", r->proc_detail);
+    const char *why = r->proc_detail[0] ? r->proc_detail
+                      : m->live ? "no status socket here (on another node, ended, or before hv_init)"
+                                : "no dump (killed, or cut off from this directory)";
+    printf("%srank %d: %s: %s\n", indent, w, proc_text(r), why);
     return;
   }
   printf("%srank %d (host %s, pid %lld%s%s%s):", indent, w, r->host, r->pid, m->live ? "" : ", dump: ",
