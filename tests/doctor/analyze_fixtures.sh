@@ -39,6 +39,8 @@ first_verdict "a node cut off, live, before HV_TIMEOUT (every wait crosses hosts
   "verdict: ranks 2-3 on host n1 stopped answering (network?) during 'grad/fc': ranks 0-1 have waited 2.0 s for them"
 first_verdict "a rank stuck in user code on the other node is not a cut" stuck_remote \
   "verdict: rank 3 never submitted 'grad/fc'; its last submission was 'grad/fc' 28.0 s ago and it has been in user code since"
+first_verdict "a hang in a sub-communicator names world ranks" subcomm \
+  "verdict: rank 3 never submitted 'sub/x'; its last submission was 'sub/y' 24.5 s ago and it has been in user code since"
 first_verdict "no hang" no_hang "verdict: no hang: every rank completed its last collective"
 
 # one verdict each, and the evidence after the verdicts
