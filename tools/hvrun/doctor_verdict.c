@@ -404,38 +404,66 @@ static void groups_free(group_t *g, int cap) {
   free(g);
 }
 
+/* The ordered (hv_cuda.h) or the named events of a communicator, each in seq order
+ * (their seqs count different things), for binary search by seq. */
+typedef struct {
+  const doctor_event_t **v;
+  int n;
+} evview_t;
+
+static evview_t view_of(const doctor_comm_t *c, int ordered) {
+  evview_t vw = {NULL, 0};
+  if (!c || !(vw.v = malloc((size_t)(c->nevents > 0 ? c->nevents : 1) * sizeof *vw.v))) return vw;
+  for (int i = 0; i < c->nevents; i++)
+    if (!!c->events[i].ordered == !!ordered && (vw.n == 0 || c->events[i].seq > vw.v[vw.n - 1]->seq))
+      vw.v[vw.n++] = &c->events[i];
+  return vw;
+}
+
+static const doctor_event_t *view_at(const evview_t *vw, long long seq) {
+  int lo = 0, hi = vw->n - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (vw->v[mid]->seq == seq) return vw->v[mid];
+    if (vw->v[mid]->seq < seq) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return NULL;
+}
+
+static void views_free(evview_t *vs, int n) {
+  for (int i = 0; vs && i < n; i++) free(vs[i].v);
+  free(vs);
+}
+
 /* Ordered (GPU) calls that differ at one seq; returns 1 when found. */
 static int verdict_ordered(an_t *a, int index) {
   long long first = -1;
-  int found = 0;
+  int found = 0, ref = -1;
   group_t *g = groups_new(4, a->n);
-  if (!g) return 0;
-  /* the smallest seq at which ranks that recorded it disagree on the function */
+  evview_t *vs = calloc((size_t)a->n, sizeof *vs);
+  int *all = calloc((size_t)a->n, sizeof *all);
+  if (!g || !vs || !all) goto out;
   for (int w = 0; w < a->n; w++) {
-    const doctor_comm_t *c = comm_of(&a->m->ranks[w], index);
-    for (int i = 0; c && i < c->nevents; i++) {
-      const doctor_event_t *e = &c->events[i];
-      if (!e->ordered || (first >= 0 && e->seq >= first)) continue;
-      for (int v = 0; v < a->n; v++) {
-        const doctor_comm_t *d = comm_of(&a->m->ranks[v], index);
-        for (int j = 0; d && v != w && j < d->nevents; j++)
-          if (d->events[j].ordered && d->events[j].seq == e->seq && strcmp(d->events[j].name, e->name) != 0) {
-            first = e->seq;
-            break;
-          }
-      }
-    }
+    vs[w] = view_of(comm_of(&a->m->ranks[w], index), 1);
+    if (vs[w].n && (ref < 0 || vs[w].n > vs[ref].n)) ref = w;
   }
-  if (first < 0) goto out;
-  int ng = 0, all[4096], nall = 0;
-  for (int w = 0; w < a->n; w++) {
-    const doctor_comm_t *c = comm_of(&a->m->ranks[w], index);
-    for (int i = 0; c && i < c->nevents; i++)
-      if (c->events[i].ordered && c->events[i].seq == first) {
-        ng = group_add(g, ng, 4, c->events[i].name, w);
-        if (nall < 4096) all[nall++] = w;
+  /* the smallest seq at which a rank's call differs from the reference rank's (the one
+   * that recorded most): O(ranks x events x log events) */
+  for (int w = 0; ref >= 0 && w < a->n; w++)
+    for (int i = 0; w != ref && i < vs[w].n; i++) {
+      const doctor_event_t *e = vs[w].v[i], *f;
+      if (first >= 0 && e->seq >= first) break;
+      if ((f = view_at(&vs[ref], e->seq)) && strcmp(f->name, e->name) != 0) {
+        first = e->seq;
         break;
       }
+    }
+  if (first < 0) goto out;
+  int ng = 0, nall = 0;
+  for (int w = 0; w < a->n; w++) {
+    const doctor_event_t *e = view_at(&vs[w], first);
+    if (e) ng = group_add(g, ng, 4, e->name, w), all[nall++] = w;
   }
   int major = 0;
   for (int i = 1; i < ng; i++)
@@ -453,6 +481,8 @@ static int verdict_ordered(an_t *a, int index) {
   found = 1;
 out:
   groups_free(g, 4);
+  views_free(vs, vs ? a->n : 0);
+  free(all);
   return found;
 }
 
@@ -522,7 +552,7 @@ static int has_pending(const doctor_comm_t *c, const char *name, double *t) {
 static const doctor_event_t *last_event(const doctor_comm_t *c) {
   const doctor_event_t *best = NULL;
   for (int i = 0; c && i < c->nevents; i++)
-    if (!best || c->events[i].seq > best->seq) best = &c->events[i];
+    if (!best || c->events[i].t_submit >= best->t_submit) best = &c->events[i]; /* ordered and named seqs differ */
   return best;
 }
 
@@ -623,17 +653,6 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static const doctor_event_t *event_at(const doctor_comm_t *c, long long seq) {
-  int lo = 0, hi = c->nevents - 1; /* events are in seq order; search, then scan near */
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    if (c->events[mid].seq == seq) return &c->events[mid];
-    if (c->events[mid].seq < seq) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return NULL;
-}
-
 /* For each step (an instance the reference rank submitted after some time with nothing
  * in flight: its first gradient), each rank's lag behind the median rank. Clock-free across hosts:
  * lag = median(wait) - wait, with wait = t_negotiated - t_submit on the rank's own
@@ -641,29 +660,33 @@ static const doctor_event_t *event_at(const doctor_comm_t *c, long long seq) {
  * t_negotiated, t_submit is compared directly, and only on one host. */
 static int verdict_straggler(an_t *a, int print) {
   int *who = calloc((size_t)a->n, sizeof *who), np = 0, found = 0, steps = 0, one_host = 1;
-  const doctor_comm_t **cs = calloc((size_t)a->n, sizeof *cs);
+  evview_t *vs = calloc((size_t)a->n, sizeof *vs);
   double *wait = calloc((size_t)a->n, sizeof *wait), *tmp = calloc((size_t)a->n, sizeof *tmp);
   double **lag = calloc((size_t)a->n, sizeof *lag);
-  if (!who || !cs || !wait || !tmp || !lag) goto out;
-  for (int w = 0; w < a->n; w++)
-    if ((cs[np] = comm_of(&a->m->ranks[w], 0)) && cs[np]->nevents > 0) {
-      if (np && strcmp(a->m->ranks[who[0]].host, a->m->ranks[w].host) != 0) one_host = 0;
-      who[np++] = w;
+  if (!who || !vs || !wait || !tmp || !lag) goto out;
+  for (int w = 0; w < a->n; w++) {
+    evview_t vw = view_of(comm_of(&a->m->ranks[w], 0), 0);
+    if (vw.n == 0) {
+      free(vw.v);
+      continue;
     }
+    if (np && strcmp(a->m->ranks[who[0]].host, a->m->ranks[w].host) != 0) one_host = 0;
+    vs[np] = vw, who[np++] = w;
+  }
   if (np < 3) goto out; /* a median of two says nothing about which one is late */
-  const doctor_comm_t *ref = cs[0];
+  const evview_t *ref = &vs[0];
   for (int i = 0; i < np; i++)
-    if (!(lag[i] = calloc((size_t)ref->nevents, sizeof(double)))) goto out;
+    if (!(lag[i] = calloc((size_t)ref->n, sizeof(double)))) goto out;
   double busy_until = -INFINITY;
-  for (int i = 0; i < ref->nevents; i++) {
-    const doctor_event_t *e = &ref->events[i];
+  for (int i = 0; i < ref->n; i++) {
+    const doctor_event_t *e = ref->v[i];
     int first = e->t_submit - busy_until > STEP_GAP_S;
     double fin = isnan(e->t_finished) ? INFINITY : e->t_finished;
     if (fin > busy_until) busy_until = fin;
     if (!first || strcmp(e->state, "done") != 0) continue;
     int ok = 1, use_neg = 1;
     for (int k = 0; k < np && ok; k++) {
-      const doctor_event_t *f = event_at(cs[k], e->seq);
+      const doctor_event_t *f = view_at(&vs[k], e->seq);
       ok = f && !strcmp(f->name, e->name) && !strcmp(f->state, "done");
       if (ok && isnan(f->t_negotiated)) use_neg = 0;
       if (ok) wait[k] = use_neg ? f->t_negotiated - f->t_submit : 0, tmp[k] = f->t_submit;
@@ -692,7 +715,8 @@ static int verdict_straggler(an_t *a, int print) {
   }
 out:
   for (int i = 0; lag && i < np; i++) free(lag[i]);
-  free(lag), free(who), free(cs), free(wait), free(tmp);
+  views_free(vs, np);
+  free(lag), free(who), free(wait), free(tmp);
   return found;
 }
 
