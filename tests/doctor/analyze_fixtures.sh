@@ -35,10 +35,16 @@ first_verdict "a node whose links went down (its dumps missing)" node_down \
   "verdict: ranks 2-3 on host n1 stopped answering (network?) during 'grad/fc': HV_TIMEOUT on ranks 0-1"
 first_verdict "a node whose links went down (both sides timed out)" node_down_both \
   "verdict: ranks 2-3 on host n1 stopped answering (network?) during 'grad/fc': HV_TIMEOUT on ranks 0-1"
+first_verdict "a node cut off, live, before HV_TIMEOUT (every wait crosses hosts)" node_cut_live \
+  "verdict: ranks 2-3 on host n1 stopped answering (network?) during 'grad/fc': ranks 0-1 have waited 2.0 s for them"
+first_verdict "a rank stuck in user code on the other node is not a cut" stuck_remote \
+  "verdict: rank 3 never submitted 'grad/fc'; its last submission was 'grad/fc' 28.0 s ago and it has been in user code since"
+first_verdict "a hang in a sub-communicator names world ranks" subcomm \
+  "verdict: rank 3 never submitted 'sub/x'; its last submission was 'sub/y' 24.5 s ago and it has been in user code since"
 first_verdict "no hang" no_hang "verdict: no hang: every rank completed its last collective"
 
 # one verdict each, and the evidence after the verdicts
-for d in never_submitted mismatch gpu_order straggler dead stopped shutdown node_down no_hang; do
+for d in never_submitted mismatch gpu_order straggler dead stopped shutdown node_down node_cut_live stuck_remote no_hang; do
   n=$(hv --analyze "$F/$d" 2>&1 | grep -c '^verdict: ')
   [ "$n" = 1 ] && lib_ok "$d: exactly one verdict" || { lib_bad "$d: $n verdicts"; hv --analyze "$F/$d" | grep '^verdict' | sed 's/^/    | /'; }
 done

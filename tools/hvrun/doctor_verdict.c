@@ -289,17 +289,20 @@ out:
   free(set), free(rest);
 }
 
-static void verdict_node(an_t *a) {
+/* Ranks of one host named by accusers on other hosts: the timed-out ranks' texts
+ * (waited_s 0), or live waits that cross hosts (waited_s: how long). Returns 1 when a
+ * verdict was given. */
+static int verdict_node(an_t *a, const int *accuser, const int *accused, double waited_s) {
   /* hosts of accused ranks, where the accusers are elsewhere */
   int best = -1, best_score = 0, best_missing = -1;
   for (int q = 0; q < a->n; q++) {
-    if (!a->accused[q] || a->cause[q] || !a->host[q][0]) continue;
+    if (!accused[q] || a->cause[q] || !a->host[q][0]) continue;
     int seen = 0;
-    for (int p = 0; p < q; p++) seen |= a->accused[p] && !a->cause[p] && !strcmp(a->host[p], a->host[q]);
+    for (int p = 0; p < q; p++) seen |= accused[p] && !a->cause[p] && !strcmp(a->host[p], a->host[q]);
     if (seen) continue;
     int score = 0, missing = 0;
     for (int w = 0; w < a->n; w++) {
-      if (a->timed_out[w] && strcmp(a->host[w], a->host[q]) != 0 && a->m->ranks[w].present) score++;
+      if (accuser[w] && strcmp(a->host[w], a->host[q]) != 0 && a->m->ranks[w].present) score++;
       if (!strcmp(a->host[w], a->host[q]) && !a->m->ranks[w].present) missing++;
     }
     /* ties (both sides of a cut accuse each other): the side with ranks missing, then
@@ -309,23 +312,57 @@ static void verdict_node(an_t *a) {
         (tie && !strcmp(a->host[best], a->host[0]) && strcmp(a->host[q], a->host[0]) != 0))
       best = q, best_score = score, best_missing = missing;
   }
-  if (best < 0) return;
+  if (best < 0) return 0;
   const char *h = a->host[best];
   int *cut = calloc((size_t)a->n, sizeof *cut), *acc = calloc((size_t)a->n, sizeof *acc), nc = 0, na = 0;
   if (!cut || !acc) goto out;
   for (int w = 0; w < a->n; w++) {
     if (a->cause[w]) continue;
     if (!strcmp(a->host[w], h) || (!a->host[w][0] && !a->m->ranks[w].present)) cut[nc++] = w;
-    else if (a->timed_out[w]) acc[na++] = w;
+    else if (accuser[w]) acc[na++] = w;
   }
   for (int i = 0; i < nc; i++) a->cause[cut[i]] = CAUSE_NODE;
   char who[600], by[600], dur[600];
   during(waited_name(a, a->cause), dur, sizeof dur);
   ranks_phrase(acc, na, by, sizeof by);
-  verdict(a, "%s on host %s stopped answering (network?)%s: HV_TIMEOUT on %s", ranks_phrase(cut, nc, who, sizeof who),
-          h, dur, na ? by : "the others");
+  if (waited_s > 0)
+    verdict(a, "%s on host %s stopped answering (network?)%s: %s %s waited %.1f s for them",
+            ranks_phrase(cut, nc, who, sizeof who), h, dur, by, na > 1 ? "have" : "has", waited_s);
+  else
+    verdict(a, "%s on host %s stopped answering (network?)%s: HV_TIMEOUT on %s", ranks_phrase(cut, nc, who, sizeof who),
+            h, dur, na ? by : "the others");
 out:
   free(cut), free(acc);
+  return 1;
+}
+
+/* Before HV_TIMEOUT: every rank still here waits, each on a peer of another host, for
+ * at least PENDING_OLD_S (inside an algorithm, plus what its bytes could take: a long
+ * transfer is not a cut), and none is in user code: the hosts no longer hear each other. */
+static void verdict_node_waits(an_t *a) {
+  int *accuser = calloc((size_t)a->n, sizeof(int)), *accused = calloc((size_t)a->n, sizeof(int));
+  int waiting = 0, ok = 1, hosts_differ = 0;
+  double waited = INFINITY;
+  for (int w = 0; accuser && accused && w < a->n && ok; w++) {
+    const doctor_comm_t *c = comm_of(&a->m->ranks[w], 0);
+    if (!c || a->cause[w]) continue;
+    double age = a->m->ranks[w].time - c->since;
+    int p = c->waiting_peer;
+    /* inside an algorithm, the time its bytes could take at a pessimistic 50 MB/s */
+    double running = 0;
+    for (int i = 0; i < c->nevents; i++)
+      if (!strcmp(c->events[i].state, "running") && c->events[i].bytes > 0) running += (double)c->events[i].bytes;
+    int long_wait = (!strcmp(c->phase, "negotiating") && age >= PENDING_OLD_S) ||
+                    (!strcmp(c->phase, "executing") && age >= PENDING_OLD_S + running / 50e6);
+    if (!long_wait || p < 0 || p >= a->n || !a->host[p][0] || !strcmp(a->host[p], a->host[w])) ok = 0;
+    else {
+      accuser[w] = 1, accused[p] = 1, waiting++;
+      hosts_differ = 1;
+      if (age < waited) waited = age;
+    }
+  }
+  if (ok && waiting >= 2 && hosts_differ) verdict_node(a, accuser, accused, waited);
+  free(accuser), free(accused);
 }
 
 /* ---- 5: mismatches ----------------------------------------------------------- */
@@ -367,38 +404,66 @@ static void groups_free(group_t *g, int cap) {
   free(g);
 }
 
+/* The ordered (hv_cuda.h) or the named events of a communicator, each in seq order
+ * (their seqs count different things), for binary search by seq. */
+typedef struct {
+  const doctor_event_t **v;
+  int n;
+} evview_t;
+
+static evview_t view_of(const doctor_comm_t *c, int ordered) {
+  evview_t vw = {NULL, 0};
+  if (!c || !(vw.v = malloc((size_t)(c->nevents > 0 ? c->nevents : 1) * sizeof *vw.v))) return vw;
+  for (int i = 0; i < c->nevents; i++)
+    if (!!c->events[i].ordered == !!ordered && (vw.n == 0 || c->events[i].seq > vw.v[vw.n - 1]->seq))
+      vw.v[vw.n++] = &c->events[i];
+  return vw;
+}
+
+static const doctor_event_t *view_at(const evview_t *vw, long long seq) {
+  int lo = 0, hi = vw->n - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (vw->v[mid]->seq == seq) return vw->v[mid];
+    if (vw->v[mid]->seq < seq) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return NULL;
+}
+
+static void views_free(evview_t *vs, int n) {
+  for (int i = 0; vs && i < n; i++) free(vs[i].v);
+  free(vs);
+}
+
 /* Ordered (GPU) calls that differ at one seq; returns 1 when found. */
 static int verdict_ordered(an_t *a, int index) {
   long long first = -1;
-  int found = 0;
+  int found = 0, ref = -1;
   group_t *g = groups_new(4, a->n);
-  if (!g) return 0;
-  /* the smallest seq at which ranks that recorded it disagree on the function */
+  evview_t *vs = calloc((size_t)a->n, sizeof *vs);
+  int *all = calloc((size_t)a->n, sizeof *all);
+  if (!g || !vs || !all) goto out;
   for (int w = 0; w < a->n; w++) {
-    const doctor_comm_t *c = comm_of(&a->m->ranks[w], index);
-    for (int i = 0; c && i < c->nevents; i++) {
-      const doctor_event_t *e = &c->events[i];
-      if (!e->ordered || (first >= 0 && e->seq >= first)) continue;
-      for (int v = 0; v < a->n; v++) {
-        const doctor_comm_t *d = comm_of(&a->m->ranks[v], index);
-        for (int j = 0; d && v != w && j < d->nevents; j++)
-          if (d->events[j].ordered && d->events[j].seq == e->seq && strcmp(d->events[j].name, e->name) != 0) {
-            first = e->seq;
-            break;
-          }
-      }
-    }
+    vs[w] = view_of(comm_of(&a->m->ranks[w], index), 1);
+    if (vs[w].n && (ref < 0 || vs[w].n > vs[ref].n)) ref = w;
   }
-  if (first < 0) goto out;
-  int ng = 0, all[4096], nall = 0;
-  for (int w = 0; w < a->n; w++) {
-    const doctor_comm_t *c = comm_of(&a->m->ranks[w], index);
-    for (int i = 0; c && i < c->nevents; i++)
-      if (c->events[i].ordered && c->events[i].seq == first) {
-        ng = group_add(g, ng, 4, c->events[i].name, w);
-        if (nall < 4096) all[nall++] = w;
+  /* the smallest seq at which a rank's call differs from the reference rank's (the one
+   * that recorded most): O(ranks x events x log events) */
+  for (int w = 0; ref >= 0 && w < a->n; w++)
+    for (int i = 0; w != ref && i < vs[w].n; i++) {
+      const doctor_event_t *e = vs[w].v[i], *f;
+      if (first >= 0 && e->seq >= first) break;
+      if ((f = view_at(&vs[ref], e->seq)) && strcmp(f->name, e->name) != 0) {
+        first = e->seq;
         break;
       }
+    }
+  if (first < 0) goto out;
+  int ng = 0, nall = 0;
+  for (int w = 0; w < a->n; w++) {
+    const doctor_event_t *e = view_at(&vs[w], first);
+    if (e) ng = group_add(g, ng, 4, e->name, w), all[nall++] = w;
   }
   int major = 0;
   for (int i = 1; i < ng; i++)
@@ -416,6 +481,8 @@ static int verdict_ordered(an_t *a, int index) {
   found = 1;
 out:
   groups_free(g, 4);
+  views_free(vs, vs ? a->n : 0);
+  free(all);
   return found;
 }
 
@@ -485,7 +552,7 @@ static int has_pending(const doctor_comm_t *c, const char *name, double *t) {
 static const doctor_event_t *last_event(const doctor_comm_t *c) {
   const doctor_event_t *best = NULL;
   for (int i = 0; c && i < c->nevents; i++)
-    if (!best || c->events[i].seq > best->seq) best = &c->events[i];
+    if (!best || c->events[i].t_submit >= best->t_submit) best = &c->events[i]; /* ordered and named seqs differ */
   return best;
 }
 
@@ -586,17 +653,6 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static const doctor_event_t *event_at(const doctor_comm_t *c, long long seq) {
-  int lo = 0, hi = c->nevents - 1; /* events are in seq order; search, then scan near */
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    if (c->events[mid].seq == seq) return &c->events[mid];
-    if (c->events[mid].seq < seq) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return NULL;
-}
-
 /* For each step (an instance the reference rank submitted after some time with nothing
  * in flight: its first gradient), each rank's lag behind the median rank. Clock-free across hosts:
  * lag = median(wait) - wait, with wait = t_negotiated - t_submit on the rank's own
@@ -604,29 +660,33 @@ static const doctor_event_t *event_at(const doctor_comm_t *c, long long seq) {
  * t_negotiated, t_submit is compared directly, and only on one host. */
 static int verdict_straggler(an_t *a, int print) {
   int *who = calloc((size_t)a->n, sizeof *who), np = 0, found = 0, steps = 0, one_host = 1;
-  const doctor_comm_t **cs = calloc((size_t)a->n, sizeof *cs);
+  evview_t *vs = calloc((size_t)a->n, sizeof *vs);
   double *wait = calloc((size_t)a->n, sizeof *wait), *tmp = calloc((size_t)a->n, sizeof *tmp);
   double **lag = calloc((size_t)a->n, sizeof *lag);
-  if (!who || !cs || !wait || !tmp || !lag) goto out;
-  for (int w = 0; w < a->n; w++)
-    if ((cs[np] = comm_of(&a->m->ranks[w], 0)) && cs[np]->nevents > 0) {
-      if (np && strcmp(a->m->ranks[who[0]].host, a->m->ranks[w].host) != 0) one_host = 0;
-      who[np++] = w;
+  if (!who || !vs || !wait || !tmp || !lag) goto out;
+  for (int w = 0; w < a->n; w++) {
+    evview_t vw = view_of(comm_of(&a->m->ranks[w], 0), 0);
+    if (vw.n == 0) {
+      free(vw.v);
+      continue;
     }
+    if (np && strcmp(a->m->ranks[who[0]].host, a->m->ranks[w].host) != 0) one_host = 0;
+    vs[np] = vw, who[np++] = w;
+  }
   if (np < 3) goto out; /* a median of two says nothing about which one is late */
-  const doctor_comm_t *ref = cs[0];
+  const evview_t *ref = &vs[0];
   for (int i = 0; i < np; i++)
-    if (!(lag[i] = calloc((size_t)ref->nevents, sizeof(double)))) goto out;
+    if (!(lag[i] = calloc((size_t)ref->n, sizeof(double)))) goto out;
   double busy_until = -INFINITY;
-  for (int i = 0; i < ref->nevents; i++) {
-    const doctor_event_t *e = &ref->events[i];
+  for (int i = 0; i < ref->n; i++) {
+    const doctor_event_t *e = ref->v[i];
     int first = e->t_submit - busy_until > STEP_GAP_S;
     double fin = isnan(e->t_finished) ? INFINITY : e->t_finished;
     if (fin > busy_until) busy_until = fin;
     if (!first || strcmp(e->state, "done") != 0) continue;
     int ok = 1, use_neg = 1;
     for (int k = 0; k < np && ok; k++) {
-      const doctor_event_t *f = event_at(cs[k], e->seq);
+      const doctor_event_t *f = view_at(&vs[k], e->seq);
       ok = f && !strcmp(f->name, e->name) && !strcmp(f->state, "done");
       if (ok && isnan(f->t_negotiated)) use_neg = 0;
       if (ok) wait[k] = use_neg ? f->t_negotiated - f->t_submit : 0, tmp[k] = f->t_submit;
@@ -655,7 +715,8 @@ static int verdict_straggler(an_t *a, int print) {
   }
 out:
   for (int i = 0; lag && i < np; i++) free(lag[i]);
-  free(lag), free(who), free(cs), free(wait), free(tmp);
+  views_free(vs, np);
+  free(lag), free(who), free(wait), free(tmp);
   return found;
 }
 
@@ -675,7 +736,7 @@ static const char *proc_text(const doctor_rank_t *r) {
   case DOCTOR_PROC_STOPPED: return "stopped";
   case DOCTOR_PROC_BUSY: return "not answering";
   case DOCTOR_PROC_NO_SOCKET: return "no status socket";
-  case DOCTOR_PROC_NONE: return "no document (no dump; live: no status socket nor pid file: ended, or before hv_init)";
+  case DOCTOR_PROC_NONE: return "no document";
   case DOCTOR_PROC_ANSWERED: break;
   }
   return "answered";
@@ -684,7 +745,10 @@ static const char *proc_text(const doctor_rank_t *r) {
 static void rank_line(const doctor_model_t *m, int w, const char *indent) {
   const doctor_rank_t *r = &m->ranks[w];
   if (!r->present) {
-    printf("%srank %d: %s%s%s\n", indent, w, proc_text(r), r->proc_detail[0] ? ": " : "", r->proc_detail);
+    const char *why = r->proc_detail[0] ? r->proc_detail
+                      : m->live ? "no status socket here (on another node, ended, or before hv_init)"
+                                : "no dump (killed, or cut off from this directory)";
+    printf("%srank %d: %s: %s\n", indent, w, proc_text(r), why);
     return;
   }
   printf("%srank %d (host %s, pid %lld%s%s%s):", indent, w, r->host, r->pid, m->live ? "" : ", dump: ",
@@ -797,7 +861,7 @@ int doctor_verdicts_print(const doctor_model_t *m, int evidence) {
   }
 
   verdict_lost(&a);
-  verdict_node(&a);
+  if (!verdict_node(&a, a.timed_out, a.accused, 0)) verdict_node_waits(&a);
   int ncomms = 0;
   for (int w = 0; w < a.n; w++)
     for (int i = 0; m->ranks[w].present && i < m->ranks[w].ncomms; i++)
