@@ -10,8 +10,8 @@
  * After step 2 each rank prints the line the harness reads to know whom to signal:
  *   READY rank=R size=N pid=P host=H
  * A failed request prints FAILED rank=R step=S: <hv_strerror>: <hv_comm_last_error>,
- * lingers --linger seconds (in user code, engine alive: a live `hvrun --status` can
- * look), shuts hv down and exits 3.
+ * stays --linger seconds in user code (its status socket still answers `hvrun
+ * --status`), shuts hv down and exits 3.
  *
  * The fault, by MODE, at step --step (4) on rank --victim (1), at --layer L (3):
  *   run       none from inside: the harness stops, kills or cuts off a rank
@@ -23,15 +23,15 @@
  *   shape     the upper half of the ranks submits 'grad/layerL' with twice the count
  *   shutdown  the victim calls hv_shutdown instead of submitting 'grad/layerL', prints
  *             SHUTDOWN rank=R and exits 0
- *   ordered   GPU-style ordered calls (no names: matched by order) on host buffers, through
- *             the engine's ordered path (hv_bench_ordered_call, hv_internal_bench.h); at
- *             ordered call number --step x 2 the victim calls allgather where the others
- *             call allreduce
+ *   ordered   GPU-style ordered calls (no names: matched by order) on the host, through
+ *             the engine's ordered path (hv_bench_ordered_call, hv_internal_bench.h: the
+ *             argument agreement of hv_cuda.h, no data); at ordered call number
+ *             --step x 2 the victim calls allgather where the others call allreduce
  * --delay-ms D: the victim pauses D ms more before each step's first submission (a slow
  * rank). --report-every K: every K steps all ranks call hv_straggler_report and rank 0
  * prints  STRAGGLER step=S rank=R lag_ms=L wait_ms=W steps=N
  * At the end each rank prints DONE rank=R steps=S checksum=X (X: a hash of every result,
- * for the equivalence of runs with and without the report). */
+ * the same on every rank). */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
