@@ -64,4 +64,4 @@ endforeach()
 string(REPLACE ";" " " _doctor_mpirun_line "${HV_MPIEXEC};${HV_MPIRUN_FLAGS}")
 add_test(NAME doctor.straggler_equivalence COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/straggler_equiv.sh)
 set_tests_properties(doctor.straggler_equivalence PROPERTIES TIMEOUT 180 LABELS "mpi;doctor" PROCESSORS 2
-  ENVIRONMENT "${HV_TEST_ENV};CIFAR_DDP=$<TARGET_FILE:cifar_ddp>;MAKE_TINY=$<TARGET_FILE:make_tiny_cifar>;MNIST_SVM=$<TARGET_FILE:mnist_svm>;MNIST_NN=$<TARGET_FILE:mnist_nn>;MPIRUN=${_doctor_mpirun_line}")
+  ENVIRONMENT "${HV_TEST_ENV};CIFAR_DDP=$<TARGET_FILE:cifar_ddp>;MAKE_TINY=$<TARGET_FILE:make_tiny_cifar>;MNIST_SVM=$<TARGET_FILE:mnist_svm>;MNIST_NN=$<TARGET_FILE:mnist_nn>;DOCTOR_WORKER=$<TARGET_FILE:doctor_worker>;MPIRUN=${_doctor_mpirun_line}")
