@@ -5,7 +5,9 @@
  * allreduces of SIZE bytes (float32) submitted in an hv group, then hv_wait_all.
  *   mpirun -np 2 bench_flight_recorder [K=256] [SIZE=4096] [BLOCKS=40] [STEPS=20]
  * Rank 0 prints each side's median and fastest block (us per step) and the median
- * of the blocks' on/off ratios (each block beside the other side's next one). */
+ * of the blocks' on/off ratios (each block beside the other side's next one).
+ * BENCH_SAME=1 runs both sides without the recorder (the pairing's own noise);
+ * BENCH_ON_SIZE=N gives the recorder side N events. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +61,8 @@ int main(int argc, char **argv) {
   const char *sizes[2] = {"4096", "0"};
   /* BENCH_SAME=1: both without, to see what the pairing alone gives (about 1). */
   if (getenv("BENCH_SAME") && getenv("BENCH_SAME")[0] == '1') sizes[0] = "0";
+  /* BENCH_ON_SIZE=N: the recorder side keeps N events instead of 4096. */
+  if (getenv("BENCH_ON_SIZE")) sizes[0] = getenv("BENCH_ON_SIZE");
   for (int side = 0; side < 2; side++) {
     setenv("HV_FLIGHT_RECORDER_SIZE", sizes[side], 1);
     if (hv_init_from_mpi(MPI_COMM_WORLD, &comm[side]) != HV_SUCCESS) {
