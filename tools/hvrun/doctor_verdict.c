@@ -158,7 +158,7 @@ static int is_live_answer(const an_t *a, int w) {
 }
 
 /* The name most ranks (not explained yet, not in skip) wait for, oldest first; else the
- * latest failed one. NULL when none. */
+ * first of the requests that failed. NULL when none. */
 static const char *waited_name(const an_t *a, const int *skip) {
   const char *best = NULL;
   int best_n = 0;
@@ -182,17 +182,21 @@ static const char *waited_name(const an_t *a, const int *skip) {
     }
   }
   if (best) return best;
-  double latest = -INFINITY;
+  /* nothing pending (the requests failed): on each rank the first of its trailing
+   * unfinished events (after its last completion), the name most ranks agree on */
+  const char **first = calloc(a->n > 0 ? (size_t)a->n : 1, sizeof *first);
+  if (!first) return NULL;
   for (int w = 0; w < a->n; w++) {
     const doctor_comm_t *c = comm_of(&a->m->ranks[w], 0);
     if (!c || (skip && skip[w])) continue;
-    for (int i = c->nevents - 1; i >= 0; i--)
-      if (!strcmp(c->events[i].state, "failed") || !strcmp(c->events[i].state, "submitted") ||
-          !strcmp(c->events[i].state, "negotiated") || !strcmp(c->events[i].state, "running")) {
-        if (c->events[i].t_submit > latest) latest = c->events[i].t_submit, best = c->events[i].name;
-        break;
-      }
+    for (int i = c->nevents - 1; i >= 0 && strcmp(c->events[i].state, "done") != 0; i--) first[w] = c->events[i].name;
   }
+  for (int w = 0; w < a->n; w++) {
+    int cnt = 0;
+    for (int v = 0; first[w] && v < a->n; v++) cnt += first[v] && !strcmp(first[v], first[w]);
+    if (cnt > best_n) best = first[w], best_n = cnt;
+  }
+  free(first);
   return best;
 }
 
