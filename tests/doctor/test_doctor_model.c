@@ -42,7 +42,7 @@ static void ranks(const int *r, int n, const char *want) {
  * the loader's status, its message in err. */
 static int load_pair(const char *phase, const char *count, char *err, size_t errlen, doctor_model_t *m) {
   char text[4096];
-  doctor_model_init(m, 0);
+  doctor_model_init(m);
   snprintf(text, sizeof text, GOOD, 0, 0, "user", "1");
   if (doctor_load_doc(m, text, strlen(text), "doc0", err, errlen) != 0) return -1;
   snprintf(text, sizeof text, GOOD, 1, 1, phase, count);
@@ -82,7 +82,7 @@ int main(void) {
   doctor_model_free(&m);
 
   /* a raw probe line (from another node) fills a rank without a document */
-  doctor_model_init(&m, 0);
+  doctor_model_init(&m);
   const char *probe = "{\"format\":\"hv-status-probe\",\"world_rank\":3,\"state\":\"stopped\",\"detail\":\"state T\","
                       "\"host\":\"n1\",\"pid\":42}";
   CHECK(doctor_load_raw_line(&m, probe, strlen(probe), "line 1", err, sizeof err) == 0, "probe refused: %s", err);

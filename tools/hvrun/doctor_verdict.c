@@ -919,7 +919,7 @@ out:
 int doctor_analyze_run(const char *dir, const char *job) {
   doctor_model_t m;
   char err[2048];
-  doctor_model_init(&m, 0);
+  doctor_model_init(&m);
   if (doctor_load_dir(&m, dir, job, err, sizeof err) != 0) hvrun_die(NULL, 1, "--analyze: %s", err);
   doctor_verdicts_print(&m, 1);
   doctor_model_free(&m);
