@@ -45,8 +45,8 @@ static void on_sigusr1(int sig) {
 
 static void warn(const char *what, const char *path, int err) {
   char line[1400];
-  snprintf(line, sizeof line, "hv: rank %d: warning: no status socket: %s %s%s%s\n", hv__flight_world_rank(), what,
-           path, err ? ": " : "", err ? strerror(err) : "");
+  snprintf(line, sizeof line, "hv: rank %d: warning: no status socket: %s%s%s%s%s\n", hv__flight_world_rank(), what,
+           *what ? " " : "", path, err ? ": " : "", err ? strerror(err) : "");
   ssize_t ignored = write(2, line, strlen(line));
   (void)ignored;
 }
@@ -119,8 +119,13 @@ static int open_socket(void) {
   const char *v = getenv("HV_STATUS_DIR"), *tmp = getenv("TMPDIR");
   if (v && *v) snprintf(dir, sizeof sock_dir, "%s/%s", v, hv__flight_job());
   else snprintf(dir, sizeof sock_dir, "%s/hv-%u/%s", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid(), hv__flight_job());
+  char why[1100];
   if (make_dirs(dir)) {
     warn("cannot create", dir, errno);
+    return -1;
+  }
+  if (hv__flight_own_dir(dir, why, sizeof why)) {
+    warn("", why, 0);
     return -1;
   }
   int w = hv__flight_world_rank();

@@ -175,10 +175,11 @@ static int make_dirs(const char *path) {
 
 int hv__flight_dump_dir(char *out, size_t len, char *err, size_t errlen) {
   const char *v;
-  int n;
+  int n, chosen = 1; /* a directory the user named is theirs to choose */
   if ((v = getenv("HV_FLIGHT_RECORDER")) && *v) n = snprintf(out, len, "%s", v);
   else if ((v = getenv("HV_RUN_DIR")) && *v) n = snprintf(out, len, "%s/flight", v);
   else {
+    chosen = 0;
     const char *tmp = getenv("TMPDIR");
     n = snprintf(out, len, "%s/hv-%u/flight-%s", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid(), hv__flight_job());
   }
@@ -188,6 +189,16 @@ int hv__flight_dump_dir(char *out, size_t len, char *err, size_t errlen) {
   }
   if (make_dirs(out)) {
     snprintf(err, errlen, "cannot create %s: %s", out, strerror(errno));
+    return -1;
+  }
+  return chosen ? 0 : hv__flight_own_dir(out, err, errlen);
+}
+
+int hv__flight_own_dir(const char *dir, char *err, size_t errlen) {
+  /* A directory another user made (in a shared /tmp) could have its files swapped. */
+  struct stat st;
+  if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022)) {
+    snprintf(err, errlen, "%s is not a directory of this user writable by it alone", dir);
     return -1;
   }
   return 0;

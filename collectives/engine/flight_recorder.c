@@ -106,7 +106,7 @@ void hv__fr_submit(hv_comm_t *comm, struct hv_handle *h) {
   h->fr_pos = e->pos;
   h->fr_slot = (uint32_t)(e - f->ring);
   /* A slot a few submissions ahead, for writing: its misses overlap this work. */
-  size_t ahead = h->fr_slot + 3 < f->size ? h->fr_slot + 3 : (h->fr_slot + 3) % f->size;
+  size_t ahead = h->fr_slot + 8 < f->size ? h->fr_slot + 8 : (h->fr_slot + 8) % f->size;
   __builtin_prefetch(&f->ring[ahead], 1, 1);
   __builtin_prefetch(f->ring[ahead].name, 1, 1);
   if (f->phase == HV__PHASE_USER) set_phase(f, HV__PHASE_NEGOTIATING, h->t_submit);
@@ -143,8 +143,14 @@ void hv__fr_negotiated(hv_comm_t *comm) {
   hv__flight_t *f = comm->flight;
   if (!f || !comm->exec_count) return;
   double now = hv__coarse_now_us();
+  /* The submitting thread wrote these events on its core: fetch them well ahead, so
+   * that their transfers overlap instead of following one another. */
+  const size_t ahead = 16;
+  for (size_t i = 0; i < comm->exec_count && i < ahead; i++)
+    if (comm->exec[i].handle) hv__fr_prefetch(comm, comm->exec[i].handle);
   pthread_mutex_lock(&comm->mutex);
   for (size_t i = 0; i < comm->exec_count; i++) {
+    if (i + ahead < comm->exec_count && comm->exec[i + ahead].handle) hv__fr_prefetch(comm, comm->exec[i + ahead].handle);
     const struct hv_handle *h = comm->exec[i].handle;
     hv__fr_event_t *e = h ? event_of(f, h) : NULL;
     if (e && e->state == HV__FR_SUBMITTED) e->t_negotiated = now, e->state = HV__FR_NEGOTIATED;

@@ -142,6 +142,9 @@ void hv__flight_stall(hv_comm_t *comm, const char *detail, const char *waiting);
 /* The job string of the contract (sanitised). */
 const char *hv__flight_job(void);
 int hv__flight_world_rank(void);
+/* 0 when dir is a directory of this user that others cannot write (not a link), else
+ * -1 with a message in err. */
+int hv__flight_own_dir(const char *dir, char *err, size_t errlen);
 /* The dump directory (created 0700); 0, or -1 with a message in err. */
 int hv__flight_dump_dir(char *out, size_t len, char *err, size_t errlen);
 

@@ -29,9 +29,10 @@ void hv__handles_complete(hv_comm_t *comm, hv__exec_t *exec, size_t n) {
   /* One lock and one wake-up for a fused batch: a thread in hv_wait_all over it
    * would otherwise be woken once per tensor. */
   const double now = comm->flight ? hv__coarse_now_us() : 0;
+  for (size_t i = 0; i < n && i < 16; i++) hv__fr_prefetch(comm, exec[i].handle);
   pthread_mutex_lock(&comm->mutex);
   for (size_t i = 0; i < n; i++) {
-    if (i + 4 < n) hv__fr_prefetch(comm, exec[i + 4].handle);
+    if (i + 16 < n) hv__fr_prefetch(comm, exec[i + 16].handle);
     mark_done(comm, exec[i].handle, HV_SUCCESS, NULL, now);
     /* Its thread may release it at once, while the rest of the list still runs and
      * a stall report lists what is left (fault.c): the entry must not point at it. */

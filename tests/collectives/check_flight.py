@@ -16,6 +16,9 @@
   check_flight.py lost NP MPIRUN... mpi_flight
       rank 1 is killed while it sleeps: every survivor dumps (reason peer_lost) with
       'late' still submitted and its engine stopped naming rank 1.
+  check_flight.py baddir NP MPIRUN... mpi_flight
+      HV_FLIGHT_RECORDER names a regular file: every rank says in one warning line
+      that its dump was not written, and the program still succeeds.
 Exit status 0 when every check passed."""
 import json
 import os
@@ -246,8 +249,23 @@ def check_trigger(kind):
                   "rank %d: phase %r error %r pending %r last event %r" % (r, c["phase"], c["error"], names, last))
 
 
+def check_baddir():
+    bad = os.path.join(tmp, "a-file")
+    open(bad, "w").close()
+    run = subprocess.run(cmd + ["exit"], env=dict(env, HV_FLIGHT_RECORDER=bad), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, errors="replace", timeout=150)
+    print(run.stdout, end="")
+    check(run.returncode == 0, "mpi_flight exit: status %d" % run.returncode)
+    for r in range(nprocs):
+        lines = [l for l in run.stdout.splitlines() if l.startswith("hv: rank %d: warning: flight recorder dump (exit) "
+                                                                    "not written" % r)]
+        check(len(lines) == 1, "rank %d: %d warning lines for the failed dump" % (r, len(lines)))
+
+
 if mode == "exit":
     check_exit()
+elif mode == "baddir":
+    check_baddir()
 elif mode == "hang":
     check_hang()
 else:

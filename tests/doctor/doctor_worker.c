@@ -3,15 +3,15 @@
  * and `hvrun --analyze` must explain. Every step marks itself for the straggler report
  * (hv_straggler_step), pauses --step-ms (the step's "compute"), submits eight named
  * gradients in backward order, 'grad/layer7' first and 'grad/layer0' last, waits for
- * them and checks every sum exactly (small integers), then agrees with the others on
- * whether to go on ('ctl/go': rank 0 says stop once --seconds passed, --steps were
- * done, or --stop-file exists), so that every rank leaves at the same step and exits 0.
+ * them and checks every sum exactly (small integers). With them goes 'ctl/go', whether
+ * to go on (rank 0 says stop once --seconds passed, --steps were done, or --stop-file
+ * exists), so that every rank leaves after the same step and exits 0.
  *
  * After step 2 each rank prints the line the harness reads to know whom to signal:
  *   READY rank=R size=N pid=P host=H
  * A failed request prints FAILED rank=R step=S: <hv_strerror>: <hv_comm_last_error>,
- * lingers --linger seconds (in user code, engine alive: a live `hvrun --status` can
- * look), shuts hv down and exits 3.
+ * stays --linger seconds in user code (its status socket still answers `hvrun
+ * --status`), shuts hv down and exits 3.
  *
  * The fault, by MODE, at step --step (4) on rank --victim (1), at --layer L (3):
  *   run       none from inside: the harness stops, kills or cuts off a rank
@@ -23,15 +23,15 @@
  *   shape     the upper half of the ranks submits 'grad/layerL' with twice the count
  *   shutdown  the victim calls hv_shutdown instead of submitting 'grad/layerL', prints
  *             SHUTDOWN rank=R and exits 0
- *   ordered   GPU-style ordered calls (no names: matched by order) on host buffers, through
- *             the engine's ordered path (hv_bench_ordered_call, hv_internal_bench.h); at
- *             ordered call number --step x 2 the victim calls allgather where the others
- *             call allreduce
+ *   ordered   GPU-style ordered calls (no names: matched by order) on the host, through
+ *             the engine's ordered path (hv_bench_ordered_call, hv_internal_bench.h: the
+ *             argument agreement of hv_cuda.h, no data); at ordered call number
+ *             --step x 2 the victim calls allgather where the others call allreduce
  * --delay-ms D: the victim pauses D ms more before each step's first submission (a slow
  * rank). --report-every K: every K steps all ranks call hv_straggler_report and rank 0
  * prints  STRAGGLER step=S rank=R lag_ms=L wait_ms=W steps=N
  * At the end each rank prints DONE rank=R steps=S checksum=X (X: a hash of every result,
- * for the equivalence of runs with and without the report). */
+ * the same on every rank). */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -201,12 +201,23 @@ int main(int argc, char **argv) {
       hv_result_t rc = hv_allreduce_async(comm, name, grad[l], grad[l], count[l], HV_FLOAT32, HV_SUM, NULL, &h[l]);
       if (rc != HV_SUCCESS) return failed(comm, step, rc);
     }
+    /* Whether to go on, agreed with the gradients in flight (as a loss allreduce
+     * would be): rank 0 decides, everyone leaves after the same step. Submitted with
+     * nothing else in flight, it would look like the first request of a step of its
+     * own to an analyzer that finds steps by that (hvrun --analyze). */
+    int32_t stop = rank == 0 && ((steps >= 0 && step + 1 >= steps) || now_s() - t0 > seconds ||
+                                 (stop_file && access(stop_file, F_OK) == 0));
+    hv_handle_t go;
+    hv_result_t rc_go = hv_allreduce_async(comm, "ctl/go", &stop, &stop, 1, HV_INT32, HV_MAX, NULL, &go);
+    if (rc_go != HV_SUCCESS) return failed(comm, step, rc_go);
     hv_result_t first = HV_SUCCESS;
     for (int l = LAYERS - 1; l >= 0; l--) {
       if (!h[l]) continue;
       hv_result_t rc = hv_wait(h[l]);
       if (first == HV_SUCCESS) first = rc;
     }
+    rc_go = hv_wait(go);
+    if (first == HV_SUCCESS) first = rc_go;
     if (first != HV_SUCCESS) return failed(comm, step, first);
     /* sum over ranks of (r + 1 + k), k = (i + step) % 5 */
     for (int l = 0; l < LAYERS; l++) {
@@ -235,11 +246,6 @@ int main(int argc, char **argv) {
         fflush(stdout);
       }
     }
-    /* Everyone leaves at the same step: rank 0 decides. */
-    int32_t stop = rank == 0 && ((steps >= 0 && step + 1 >= steps) || now_s() - t0 > seconds ||
-                                 (stop_file && access(stop_file, F_OK) == 0));
-    hv_result_t rc = hv_allreduce(comm, "ctl/go", &stop, &stop, 1, HV_INT32, HV_MAX, NULL);
-    if (rc != HV_SUCCESS) return failed(comm, step, rc);
     if (stop) break;
   }
   printf("DONE rank=%d steps=%d checksum=%016llx\n", rank, step + 1, (unsigned long long)checksum);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # scenario_dead.sh LAUNCHER...: a dead rank (issue 22). doctor_worker runs; once every
 # rank is READY the harness kills rank 1 with SIGKILL. The others find it gone (same
-# host: within ~10 ms), write their dumps (reason peer_lost), fail and linger 6 s in
+# host: within ~10 ms), write their dumps (reason peer_lost), fail and linger 4 s in
 # user code before exiting 3. (Under mpirun the launcher must let them linger: the
 # CMake test passes --mca orte_abort_on_non_zero_status 0.)
 #  - `hvrun --status` while they linger, and `hvrun --analyze` on the dumps, say
@@ -14,7 +14,7 @@ H=$(cd "$(dirname "$0")" && pwd)
 N=4 V=1
 LAUNCH=("$@")
 doctor_setup dead
-doctor_launch $N run --linger 6 --seconds 120 || { lib_summary; exit; }
+doctor_launch $N run --linger 4 --seconds 120 || { lib_summary; exit; }
 kill -KILL "$(doctor_pid $V)"
 doctor_wait_dumps $((N - 1)) 15 && lib_ok "$((N - 1)) dumps after the kill" || lib_bad "$(doctor_dumps) of $((N - 1)) dumps after the kill"
 doctor_status

@@ -14,8 +14,10 @@
 #   doctor_analyze            `hvrun --analyze $W/dumps` into $W/analyze.txt (DOCTOR_RC)
 #   doctor_wait_dumps N S     waits up to S seconds for N dump files; 1 if fewer came
 #   doctor_wait_ranks S       waits up to S seconds for every READY rank to end
-#   doctor_verdict FILE WHAT ERE    ok when a line of FILE starting "verdict: " matches
-#                             ERE (after "verdict: "); else FAIL, showing FILE
+#   doctor_verdict FILE WHAT ERE    ok when FILE has verdicts (lines "verdict: ...") and
+#                             every one matches ERE (after "verdict: "): the right rank,
+#                             tensor and cause, and no consequence blamed on another
+#                             rank; else FAIL, showing FILE
 #   doctor_ranks LIST         "0-1", "0,2-3": a list of ranks as the verdicts write it
 #   doctor_end                kills what is left of the launch: the ranks (by their pids),
 #                             then the launcher if it has not ended 3 s later (Open MPI's
@@ -89,11 +91,15 @@ doctor_wait_dumps() {
 }
 
 doctor_verdict() {
-  local file=$1 what=$2 ere=$3
-  if sed -n 's/^verdict: //p' "$file" | grep -Eq -- "$ere"; then
-    lib_ok "$what: $(sed -n 's/^verdict: //p' "$file" | grep -E -- "$ere" | head -1)"
+  local file=$1 what=$2 ere=$3 v others
+  v=$(sed -n 's/^verdict: //p' "$file")
+  # the verdicts come first, the cause first of all; one that blames another rank or
+  # another tensor (a consequence taken for the cause) is wrong too
+  others=$(printf '%s\n' "$v" | grep -Ev -- "$ere")
+  if [ -n "$v" ] && [ -z "$others" ]; then
+    lib_ok "$what: $(printf '%s\n' "$v" | head -1)$([ "$(printf '%s\n' "$v" | wc -l)" -gt 1 ] && echo " (and $(($(printf '%s\n' "$v" | wc -l) - 1)) more alike)")"
   else
-    lib_bad "$what: no verdict matches /$ere/ in:"; sed 's/^/    | /' "$file" | head -30
+    lib_bad "$what: every verdict should match /$ere/; in:"; sed 's/^/    | /' "$file" | head -30
   fi
 }
 
@@ -115,7 +121,10 @@ doctor_end() {
   if [ -n "${FAULTS_LP:-}" ]; then
     # the launcher (under `timeout`, which passes a TERM on) ends once its ranks are gone
     for _ in $(seq 30); do kill -0 "$FAULTS_LP" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$FAULTS_LP" 2>/dev/null && { kill -TERM "$FAULTS_LP"; sleep 2; }
+    if kill -0 "$FAULTS_LP" 2>/dev/null; then
+      kill -TERM "$FAULTS_LP"
+      for _ in $(seq 50); do kill -0 "$FAULTS_LP" 2>/dev/null || break; sleep 0.1; done
+    fi
     kill -0 "$FAULTS_LP" 2>/dev/null && { pkill -KILL -P "$FAULTS_LP"; kill -KILL "$FAULTS_LP"; }
     wait "$FAULTS_LP" 2>/dev/null
     FAULTS_LP=

@@ -2,7 +2,7 @@
 # scenario_shape.sh LAUNCHER...: the same name with different shapes (issue 22).
 # doctor_worker shape: at step 4 ranks 2-3 submit 'grad/layer5' with 131072 floats,
 # ranks 0-1 with 65536. hv fails it on every rank (HV_ERR_MISMATCH); each rank then
-# stays 8 s in user code (--linger) before it shuts down and exits 3.
+# stays 5 s in user code (--linger) before it shuts down and exits 3.
 #  - while they linger, `hvrun --status`, and afterwards `hvrun --analyze` on the
 #    dumps written at exit, say
 #    verdict: ranks 0-1 and ranks 2-3 submitted 'grad/layer5' differently: allreduce float32 x65536 against allreduce float32 x131072
@@ -13,7 +13,7 @@ H=$(cd "$(dirname "$0")" && pwd)
 N=4 L=5
 LAUNCH=("$@")
 doctor_setup shape
-doctor_launch $N shape --step 4 --layer $L --linger 8 --seconds 120 || { lib_summary; exit; }
+doctor_launch $N shape --step 4 --layer $L --linger 5 --seconds 120 || { lib_summary; exit; }
 for _ in $(seq 200); do [ "$(grep -c '^FAILED rank=' "$W/out")" -ge $N ] && break; sleep 0.1; done
 [ "$(grep -c "^FAILED rank=[0-9]* step=4: mismatch: .*'grad/layer$L'" "$W/out")" = $N ] &&
   lib_ok "every rank failed 'grad/layer$L' with HV_ERR_MISMATCH" ||

@@ -10,8 +10,11 @@
 #   mnist_nn (2 bootstraps of small nets): models.csv, predictions.csv, search.csv equal
 #     (timing.csv holds times); the time line names the straggler of the search's end
 #     (1 step);
-# and HV_STRAGGLER_REPORT=yes is refused with one line naming it.
-# Env: CIFAR_DDP, MAKE_TINY, MNIST_SVM, MNIST_NN, MPIRUN (mpirun and its flags).
+# hv_straggler_report on 2 ranks of doctor_worker, rank 1 slowed by 30 ms: named with
+# a lag of 15-60 ms, results unchanged; and HV_STRAGGLER_REPORT=yes is refused with one
+# line naming it.
+# Env: CIFAR_DDP, MAKE_TINY, MNIST_SVM, MNIST_NN, DOCTOR_WORKER, MPIRUN (mpirun and its
+# flags).
 set -u
 H=$(cd "$(dirname "$0")" && pwd)
 . "$H/../launch/launch_lib.sh"
@@ -64,6 +67,19 @@ done
 for b in models.csv predictions.csv search.csv; do same "mnist_nn $b" "nr0/$b" "nr1/$b"; done
 lines "mnist_nn, report on" nn1.txt '^time taken: [0-9.]+ s on 2 rank\(s\) straggler rank [01] [-+][0-9]+\.[0-9] ms \(p50, 1 step\);' 1
 lines "mnist_nn, report off" nn0.txt 'straggler' 0
+
+# hv_straggler_report itself on 2 ranks (doctor_worker): rank 1 pausing 30 ms before
+# each step names it every 10 steps with a lag of 15-60 ms; 30 steps give the same
+# results (checksum) with the reports and the delay as without.
+run w1.txt 0 "$DOCTOR_WORKER" run --steps 30 --victim 1 --delay-ms 30 --report-every 10
+run w0.txt 0 "$DOCTOR_WORKER" run --steps 30
+bad=$(grep '^STRAGGLER ' w1.txt | awk '{ split($3, r, "="); split($4, l, "="); if (r[2] != 1 || l[2] < 15 || l[2] > 60) print }')
+[ "$(grep -c '^STRAGGLER ' w1.txt)" = 3 ] && [ -z "$bad" ] &&
+  lib_ok "2 ranks: 3 reports name rank 1, lag 15-60 ms: $(grep '^STRAGGLER ' w1.txt | cut -d' ' -f3-4 | tr '\n' ' ')" ||
+  { lib_bad "2 ranks: reports: $(grep '^STRAGGLER ' w1.txt | tr '\n' ' ')"; tail -5 w1.txt; }
+c1=$(sed -n 's/^DONE .* checksum=//p' w1.txt | sort -u); c0=$(sed -n 's/^DONE .* checksum=//p' w0.txt | sort -u)
+[ -n "$c0" ] && [ "$c1" = "$c0" ] && lib_ok "2 ranks, 30 steps: the same results with and without the reports ($c0)" ||
+  lib_bad "2 ranks: checksums with reports '$c1', without '$c0'"
 
 run bad.txt yes "$CIFAR_DDP" "${args[@]}" --results crb
 [ $RC != 0 ] && grep -q "HV_STRAGGLER_REPORT='yes' is not valid: expected 0 or 1" bad.txt &&
