@@ -610,21 +610,29 @@ static void verdict_never(an_t *a, int index, int *blamed) {
       const doctor_pending_t *p = &c->pending[i];
       double old = a->m->ranks[s].time - p->t_submit;
       if (old < PENDING_OLD_S || ordered_name(c, p->name)) continue;
-      for (int w = 0; w < a->n; w++) {
-        const doctor_comm_t *d = comm_of(&a->m->ranks[w], index);
-        if (!d || a->cause[w] || w == s || has_pending(d, p->name, NULL)) continue;
-        /* same host: the clocks agree, so a later instance proves a submission */
-        if (a->m->ranks[w].host && a->m->ranks[s].host && !strcmp(a->m->ranks[w].host, a->m->ranks[s].host) &&
-            submitted_since(d, p->name, p->t_submit))
-          continue;
-        if (old > age[w]) age[w] = old, oldest[w] = p->name;
-      }
+      /* The ranks that lack it are at fault only when they are not the majority: a
+       * name only a few ranks submitted, while the others wait for another one, is
+       * ahead of them (they will submit it once unblocked), not missing. */
+      int lacking = 0, having = 0;
+      for (int pass = 0; pass < 2; pass++)
+        for (int w = 0; w < a->n; w++) {
+          const doctor_comm_t *d = comm_of(&a->m->ranks[w], index);
+          if (!d || a->cause[w]) continue;
+          if (has_pending(d, p->name, NULL)) {
+            having += pass == 0;
+            continue;
+          }
+          /* same host: the clocks agree, so a later instance proves a submission */
+          if (!strcmp(a->m->ranks[w].host, a->m->ranks[s].host) && submitted_since(d, p->name, p->t_submit)) continue;
+          if (pass == 0) lacking++;
+          else if (lacking <= having && old > age[w]) age[w] = old, oldest[w] = p->name;
+        }
     }
     /* rank 0's coordinator: names not submitted by ranks it lists as missing */
     for (int i = 0; i < c->ncwait; i++) {
       const doctor_cwait_t *cw = &c->cwait[i];
       double old = isnan(cw->first_seen) ? PENDING_OLD_S : a->m->ranks[s].time - cw->first_seen;
-      if (old < PENDING_OLD_S) continue;
+      if (old < PENDING_OLD_S || cw->nmissing > cw->nsubmitted) continue; /* ahead, as above */
       for (int k = 0; k < cw->nmissing; k++) {
         int w = world_of(a, index, cw->missing[k]);
         if (w < 0 || a->cause[w]) continue;
