@@ -41,10 +41,12 @@ first_verdict "a rank stuck in user code on the other node is not a cut" stuck_r
   "verdict: rank 3 never submitted 'grad/fc'; its last submission was 'grad/fc' 28.0 s ago and it has been in user code since"
 first_verdict "a hang in a sub-communicator names world ranks" subcomm \
   "verdict: rank 3 never submitted 'sub/x'; its last submission was 'sub/y' 24.5 s ago and it has been in user code since"
+first_verdict "a skipped name: the rank ahead is blamed, not the ones it blocks" skip_ahead \
+  "verdict: rank 1 never submitted 'grad/layer3'; its last submission was 'grad/layer4' 3.0 s ago and it has been negotiating 'grad/layer7' since"
 first_verdict "no hang" no_hang "verdict: no hang: every rank completed its last collective"
 
 # one verdict each, and the evidence after the verdicts
-for d in never_submitted mismatch gpu_order straggler dead stopped shutdown node_down node_cut_live stuck_remote no_hang; do
+for d in never_submitted mismatch gpu_order straggler dead stopped shutdown node_down node_cut_live stuck_remote skip_ahead no_hang; do
   n=$(hv --analyze "$F/$d" 2>&1 | grep -c '^verdict: ')
   [ "$n" = 1 ] && lib_ok "$d: exactly one verdict" || { lib_bad "$d: $n verdicts"; hv --analyze "$F/$d" | grep '^verdict' | sed 's/^/    | /'; }
 done

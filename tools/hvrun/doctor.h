@@ -91,8 +91,9 @@ typedef struct doctor_model {
   int live;             /* 1 for --status (process states known), 0 for --analyze */
 } doctor_model_t;
 
-/* doctor_load.c. Each returns 0, or -1 with one line naming the cause in err. */
-int doctor_model_init(doctor_model_t *m, int world_size_hint);
+/* doctor_load.c. An empty model; then each function below returns 0, or -1 with one
+ * line naming the cause in err. */
+void doctor_model_init(doctor_model_t *m);
 /* Adds one document (text of len bytes) read from source. */
 int doctor_load_doc(doctor_model_t *m, const char *text, size_t len, const char *source, char *err, size_t errlen);
 /* Reads every DIR/hv-flight.*.json (only those of job when not NULL); DIR may also be

@@ -20,11 +20,9 @@
 #include <jansson.h>
 #endif
 
-int doctor_model_init(doctor_model_t *m, int world_size_hint) {
+void doctor_model_init(doctor_model_t *m) {
   memset(m, 0, sizeof *m);
   m->version = -1;
-  (void)world_size_hint;
-  return 0;
 }
 
 int doctor_model_reserve(doctor_model_t *m, int world_size, char *err, size_t errlen) {

@@ -565,7 +565,7 @@ static void slurm_status(const char *spec, doctor_model_t *m) {
 
 int doctor_status_run(const char *job, const char *slurm_job, int raw) {
   doctor_model_t m;
-  doctor_model_init(&m, 0);
+  doctor_model_init(&m);
   m.live = 1;
   if (slurm_job) slurm_status(slurm_job, &m);
   else {

@@ -158,7 +158,7 @@ static int is_live_answer(const an_t *a, int w) {
 }
 
 /* The name most ranks (not explained yet, not in skip) wait for, oldest first; else the
- * latest failed one. NULL when none. */
+ * first of the requests that failed. NULL when none. */
 static const char *waited_name(const an_t *a, const int *skip) {
   const char *best = NULL;
   int best_n = 0;
@@ -182,17 +182,21 @@ static const char *waited_name(const an_t *a, const int *skip) {
     }
   }
   if (best) return best;
-  double latest = -INFINITY;
+  /* nothing pending (the requests failed): on each rank the first of its trailing
+   * unfinished events (after its last completion), the name most ranks agree on */
+  const char **first = calloc(a->n > 0 ? (size_t)a->n : 1, sizeof *first);
+  if (!first) return NULL;
   for (int w = 0; w < a->n; w++) {
     const doctor_comm_t *c = comm_of(&a->m->ranks[w], 0);
     if (!c || (skip && skip[w])) continue;
-    for (int i = c->nevents - 1; i >= 0; i--)
-      if (!strcmp(c->events[i].state, "failed") || !strcmp(c->events[i].state, "submitted") ||
-          !strcmp(c->events[i].state, "negotiated") || !strcmp(c->events[i].state, "running")) {
-        if (c->events[i].t_submit > latest) latest = c->events[i].t_submit, best = c->events[i].name;
-        break;
-      }
+    for (int i = c->nevents - 1; i >= 0 && strcmp(c->events[i].state, "done") != 0; i--) first[w] = c->events[i].name;
   }
+  for (int w = 0; w < a->n; w++) {
+    int cnt = 0;
+    for (int v = 0; first[w] && v < a->n; v++) cnt += first[v] && !strcmp(first[v], first[w]);
+    if (cnt > best_n) best = first[w], best_n = cnt;
+  }
+  free(first);
   return best;
 }
 
@@ -606,21 +610,29 @@ static void verdict_never(an_t *a, int index, int *blamed) {
       const doctor_pending_t *p = &c->pending[i];
       double old = a->m->ranks[s].time - p->t_submit;
       if (old < PENDING_OLD_S || ordered_name(c, p->name)) continue;
-      for (int w = 0; w < a->n; w++) {
-        const doctor_comm_t *d = comm_of(&a->m->ranks[w], index);
-        if (!d || a->cause[w] || w == s || has_pending(d, p->name, NULL)) continue;
-        /* same host: the clocks agree, so a later instance proves a submission */
-        if (a->m->ranks[w].host && a->m->ranks[s].host && !strcmp(a->m->ranks[w].host, a->m->ranks[s].host) &&
-            submitted_since(d, p->name, p->t_submit))
-          continue;
-        if (old > age[w]) age[w] = old, oldest[w] = p->name;
-      }
+      /* The ranks that lack it are at fault only when they are not the majority: a
+       * name only a few ranks submitted, while the others wait for another one, is
+       * ahead of them (they will submit it once unblocked), not missing. */
+      int lacking = 0, having = 0;
+      for (int pass = 0; pass < 2; pass++)
+        for (int w = 0; w < a->n; w++) {
+          const doctor_comm_t *d = comm_of(&a->m->ranks[w], index);
+          if (!d || a->cause[w]) continue;
+          if (has_pending(d, p->name, NULL)) {
+            having += pass == 0;
+            continue;
+          }
+          /* same host: the clocks agree, so a later instance proves a submission */
+          if (!strcmp(a->m->ranks[w].host, a->m->ranks[s].host) && submitted_since(d, p->name, p->t_submit)) continue;
+          if (pass == 0) lacking++;
+          else if (lacking <= having && old > age[w]) age[w] = old, oldest[w] = p->name;
+        }
     }
     /* rank 0's coordinator: names not submitted by ranks it lists as missing */
     for (int i = 0; i < c->ncwait; i++) {
       const doctor_cwait_t *cw = &c->cwait[i];
       double old = isnan(cw->first_seen) ? PENDING_OLD_S : a->m->ranks[s].time - cw->first_seen;
-      if (old < PENDING_OLD_S) continue;
+      if (old < PENDING_OLD_S || cw->nmissing > cw->nsubmitted) continue; /* ahead, as above */
       for (int k = 0; k < cw->nmissing; k++) {
         int w = world_of(a, index, cw->missing[k]);
         if (w < 0 || a->cause[w]) continue;
@@ -915,7 +927,7 @@ out:
 int doctor_analyze_run(const char *dir, const char *job) {
   doctor_model_t m;
   char err[2048];
-  doctor_model_init(&m, 0);
+  doctor_model_init(&m);
   if (doctor_load_dir(&m, dir, job, err, sizeof err) != 0) hvrun_die(NULL, 1, "--analyze: %s", err);
   doctor_verdicts_print(&m, 1);
   doctor_model_free(&m);
