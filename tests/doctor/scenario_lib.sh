@@ -33,7 +33,7 @@ doctor_setup() {
   W=$(mktemp -d "/tmp/hv-doctor-$1.XXXXXX")
   mkdir -m 700 "$W/dumps" "$W/status"
   export HV_FLIGHT_RECORDER=$W/dumps HV_STATUS_DIR=$W/status
-  DOCTOR_NAME=$1
+  DOCTOR_NAME=$1 DOCTOR_PIDS= FAULTS_LP=
   trap doctor_cleanup EXIT
 }
 
