@@ -283,16 +283,17 @@ static int algo_count(void) {
 static const char *const state_names[] = {"submitted", "negotiated", "running", "done", "failed"};
 static const char *const phase_names[] = {"user", "negotiating", "executing", "stopped"};
 
-static void event_json(hv__json_t *j, const hv__fr_event_t *e, int size) {
+static void event_json(hv__json_t *j, const hv__fr_view_t *v, int size) {
+  const hv__fr_event_t *e = &v->e;
   hv__json_printf(j, "{\"seq\": %llu, \"name\": ", (unsigned long long)e->seq);
-  hv__json_string(j, e->name);
+  hv__json_string(j, v->name);
   hv__json_printf(j, ", \"coll\": \"%s\", \"dtype\": \"%s\", \"count\": %llu, \"bytes\": %llu, \"algo\": ",
                   hv__coll_name((hv__coll_t)e->coll),
                   e->dtype < HV_NUM_DTYPES ? hv_dtype_name((hv_dtype_t)e->dtype) : "?", (unsigned long long)e->count,
                   (unsigned long long)hv__fr_bytes(e, size));
   hv__json_string(j, hv__fr_algo_names[e->algo < algo_count() ? e->algo : 0]);
   hv__json_printf(j, ", \"ordered\": %s, \"device\": %d, \"stream\": \"0x%llx\", \"t_submit\": ", e->ordered ? "true" : "false",
-                  e->ordered ? e->device : -1, e->ordered ? (unsigned long long)e->stream : 0ull);
+                  e->ordered ? v->device : -1, e->ordered ? (unsigned long long)v->stream : 0ull);
   hv__json_time(j, e->t_submit);
   hv__json_printf(j, ", \"t_negotiated\": ");
   hv__json_time(j, e->t_negotiated);
@@ -301,7 +302,7 @@ static void event_json(hv__json_t *j, const hv__fr_event_t *e, int size) {
   hv__json_printf(j, ", \"t_finished\": ");
   hv__json_time(j, e->t_finished);
   hv__json_printf(j, ", \"state\": \"%s\", \"error\": ", state_names[e->state < 5 ? e->state : 0]);
-  hv__json_string(j, e->state == HV__FR_FAILED ? e->error : "");
+  hv__json_string(j, e->state == HV__FR_FAILED ? v->error : "");
   hv__json_printf(j, "}");
 }
 
@@ -363,7 +364,7 @@ static void comm_json(hv__json_t *j, hv_comm_t *comm) {
   int full = engine_part(comm, &coordinator, waiting, sizeof waiting, &peer);
 
   /* Everything else under comm->mutex, copied. */
-  hv__fr_event_t *events = aligned_alloc(64, f->size * sizeof *events);
+  hv__fr_view_t *events = aligned_alloc(64, f->size * sizeof *events);
   pthread_mutex_lock(&comm->mutex);
   size_t npending = comm->names_in_flight.count, np = 0;
   pending_copy_t *pending = npending ? malloc(npending * sizeof *pending) : NULL;
@@ -376,14 +377,9 @@ static void comm_json(hv__json_t *j, hv_comm_t *comm) {
     pending[np].t_submit = h->t_submit;
     pending[np++].pos = h->fr_pos;
   }
-  uint64_t last = f->next_pos, first = last > f->size ? last - f->size + 1 : 1, nev = 0;
-  for (uint64_t pos = first; events && pos <= last; pos++) {
-    const hv__fr_event_t *e = &f->ring[(pos - 1) % f->size];
-    if (e->pos == pos) events[nev++] = *e;
-  }
-  hv__fr_event_t last_done = {0};
-  const hv__fr_event_t *ld = f->last_completed_pos ? &f->ring[(f->last_completed_pos - 1) % f->size] : NULL;
-  if (ld && ld->pos == f->last_completed_pos) last_done = *ld;
+  size_t nev = events ? hv__fr_events(comm, events) : 0;
+  hv__fr_view_t last_done;
+  int have_last = hv__fr_last_completed(comm, &last_done);
   int phase = f->phase;
   double since = f->since;
   uint64_t submitted = f->submitted, completed = f->completed;
@@ -411,10 +407,10 @@ static void comm_json(hv__json_t *j, hv_comm_t *comm) {
   hv__json_string(j, error);
   hv__json_printf(j, ",\n    \"submitted\": %llu, \"completed\": %llu, \"last_completed\": ", (unsigned long long)submitted,
                   (unsigned long long)completed);
-  if (last_done.pos) event_json(j, &last_done, comm->size);
+  if (have_last) event_json(j, &last_done, comm->size);
   else hv__json_printf(j, "null");
   hv__json_printf(j, ",\n    \"coordinator\": %s,\n    \"events\": [", coordinator ? coordinator : "null");
-  for (uint64_t i = 0; i < nev; i++) {
+  for (size_t i = 0; i < nev; i++) {
     hv__json_printf(j, "%s\n      ", i ? "," : "");
     event_json(j, &events[i], comm->size);
   }

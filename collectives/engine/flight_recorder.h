@@ -2,10 +2,10 @@
  * JSON document and dumps (flight_dump.c), and the per-process status socket
  * (doctor_server.c). The format is tools/hvrun/FLIGHT_RECORDER.md.
  *
- * Locking: every write to the ring and to the live state below happens under
- * comm->mutex, which submission and completion hold anyway (so recording costs them a
- * few stores and no lock of its own); negotiation and execution take it once per
- * round or fused batch. A reader (status thread, a dump) copies under it. What only
+ * Locking: every write to the ring, the table of names, a handle's fr_* fields and
+ * the live state below happens under comm->mutex, which submission and completion
+ * hold anyway (so recording costs them a few stores and no lock of its own);
+ * negotiation and execution take it once per round or fused batch. A reader (status thread, a dump) copies under it. What only
  * the thread running rounds may read (the coordinator's table, what the current wait
  * is on) comes through a snapshot request that thread answers (hv__fr_answer). */
 #ifndef HV_FLIGHT_RECORDER_H
@@ -16,27 +16,85 @@
 
 #include "hv_internal.h"
 
-#define HV__FR_NAME_LEN 96   /* a longer name is kept cut (bounded copy) */
+/* Events are written to the ring with streaming stores where there are (x86-64):
+ * a write-only log whose lines need not be read first nor kept in the cache. Plain
+ * stores under ThreadSanitizer, which sees those. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HV__FR_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define HV__FR_TSAN 1
+#endif
+#if defined(__x86_64__) && defined(__SSE2__) && !defined(HV__FR_TSAN)
+#define HV__FR_STREAM 1
+#include <emmintrin.h>
+#else
+#define HV__FR_STREAM 0
+#endif
+
+#define HV__FR_NAME_LEN 96   /* a longer name is kept cut to 95 bytes, wherever it is stored */
 #define HV__FR_ERROR_LEN 160 /* a failed event's error, cut */
+#define HV__FR_INTERN_MAX 1024 /* entries of a communicator's table of names, at most */
+#define HV__FR_PROBE 8         /* entries tried for a new name before it is copied instead */
 
 enum { HV__FR_SUBMITTED = 0, HV__FR_NEGOTIATED, HV__FR_RUNNING, HV__FR_DONE, HV__FR_FAILED };
 enum { HV__PHASE_USER = 0, HV__PHASE_NEGOTIATING, HV__PHASE_EXECUTING, HV__PHASE_STOPPED };
 
-/* What every update touches fits the first cache line, and a name shorter than 64
- * bytes the second: the ring (a megabyte or more) is colder than the engine's own
- * data, and each line first touched is a miss on the hot path. */
+/* An event in the ring: one cache line, written once, when the request completes
+ * (an ordered call: when it starts, updated when it ends). Until then a request's
+ * event lives in its handle (hv_handle.fr_*), which the engine touches anyway, and
+ * documents read it from there (hv__fr_events). The name is an index into the
+ * communicator's table of names (hv__fr_name_t), or the slot's own copy when the
+ * table had no room for it (hv__fr_cold_t). */
 typedef struct hv__fr_event {
   uint64_t pos;        /* ring position + 1 (0: an empty slot); a handle's hv_handle.fr_pos */
   uint64_t seq;        /* per communicator: submissions, or ordered calls when ordered */
   double t_submit, t_negotiated, t_started, t_finished; /* CLOCK_MONOTONIC us, 0: not yet */
   uint64_t count;
+  uint16_t name; /* hv__flight_t.names entry + 1; 0: hv__fr_cold_t.name of its slot */
   uint8_t coll, dtype, ordered, state;
   uint8_t algo; /* index into hv__fr_algo_names, 0 ("") before it ran */
-  char name[HV__FR_NAME_LEN] __attribute__((aligned(64)));
-  int32_t device;  /* ordered events only (else -1 in documents) */
-  uint64_t stream; /* ordered events only */
+  uint8_t pad;
+} __attribute__((aligned(64))) hv__fr_event_t;
+_Static_assert(sizeof(hv__fr_event_t) == 64, "a flight recorder event is one cache line");
+
+/* What only some events need, per ring slot (a parallel array whose pages stay
+ * untouched until then). */
+typedef struct hv__fr_cold {
+  char name[HV__FR_NAME_LEN];   /* a name the table had no room for */
+  int32_t device;               /* ordered events only (else -1 in documents) */
+  uint64_t stream;              /* ordered events only */
   char error[HV__FR_ERROR_LEN]; /* meaningful only in state HV__FR_FAILED */
-} hv__fr_event_t;
+} hv__fr_cold_t;
+
+/* A name of the table: stored once per communicator, shared by its events; a
+ * request takes its entry when it is submitted, its event in the ring the entry's
+ * index. Entries are taken in the order names first come and found in that order
+ * step after step (flight_recorder.c: intern), so the table is read in order. An entry is
+ * given to another name only once no event the ring shows names it (last_pos, the
+ * newest event naming it, pending or completed, has left the ring), so an index never
+ * shows a wrong name; two names are the same only when hash, length and bytes are.
+ * 32 bytes: a name of up to HV__FR_INLINE_NAME bytes is kept in the entry, a longer
+ * one (cut to HV__FR_NAME_LEN - 1) in hv__flight_t.long_names. */
+#define HV__FR_INLINE_NAME 14
+typedef struct hv__fr_name {
+  uint64_t hash;     /* hv__hash_string of the whole name */
+  uint64_t last_pos; /* the newest event naming it; 0: never used */
+  uint16_t len;      /* of the (cut) name */
+  char inl[HV__FR_INLINE_NAME]; /* the name when len <= HV__FR_INLINE_NAME (no terminator) */
+} hv__fr_name_t;
+_Static_assert(sizeof(hv__fr_name_t) == 32, "two names of the table per cache line");
+
+/* An event as documents show it: copied, its name and cold fields filled in. */
+typedef struct hv__fr_view {
+  hv__fr_event_t e;
+  char name[HV__FR_NAME_LEN];
+  int32_t device;
+  uint64_t stream;
+  char error[HV__FR_ERROR_LEN];
+} hv__fr_view_t;
 
 /* The algorithms an event may name ("" first); hv__fr_algo_index finds one (0 when
  * unknown). */
@@ -46,7 +104,14 @@ int hv__fr_algo_index(const char *algo);
 typedef struct hv__flight {
   /* under comm->mutex */
   hv__fr_event_t *ring; /* size slots */
+  hv__fr_cold_t *cold;  /* size slots */
   size_t size;
+  hv__fr_name_t *names; /* the table of names: names_mask + 1 entries (a power of two) */
+  char (*long_names)[HV__FR_NAME_LEN]; /* per entry: its name when longer than inline */
+  uint16_t *name_index; /* 2 x entries: hash -> entry + 1 (a hint, checked), 0: none */
+  size_t names_mask;
+  size_t last_name, next_name; /* the entry last used; where the next new name goes */
+  uint64_t name_copies; /* events whose name went to their slot's copy (tests) */
   uint64_t next_pos;    /* events recorded */
   size_t next_slot;     /* next_pos % size */
   uint64_t submitted, completed, ordered_calls, running;
@@ -71,11 +136,17 @@ int hv__fr_create(hv_comm_t *comm);
 void hv__fr_free(hv_comm_t *comm);
 /* comm->mutex held: a request accepted by submit (api.c). */
 void hv__fr_submit(hv_comm_t *comm, struct hv_handle *h);
-/* Fetches the event at pos for writing ahead of its update (a batch's completions). */
-static inline void hv__fr_prefetch(const hv_comm_t *comm, const struct hv_handle *h) {
-  if (comm->flight && h->fr_pos) __builtin_prefetch(&comm->flight->ring[h->fr_slot], 1, 1);
+/* After a batch of hv__fr_finish, before comm->mutex is released: the events it
+ * wrote (streaming stores) are ordered before what follows. */
+static inline void hv__fr_fence(const hv_comm_t *comm) {
+#if HV__FR_STREAM
+  if (comm->flight) _mm_sfence();
+#else
+  (void)comm;
+#endif
 }
-/* comm->mutex held: h completes at now (hv__coarse_now_us, read once per batch; handle.c). */
+/* comm->mutex held: h completes at now (hv__coarse_now_us, read once per batch; handle.c);
+ * hv__fr_fence follows. */
 void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error, double now);
 /* Takes comm->mutex: the execution list of a round is negotiated (negotiate_round.c). */
 void hv__fr_negotiated(hv_comm_t *comm);
@@ -86,6 +157,13 @@ void hv__fr_started(hv_comm_t *comm, struct hv_handle *const *hs, size_t n, cons
 uint64_t hv__fr_ordered_begin(hv_comm_t *comm, const char *function, int coll, size_t count, hv_dtype_t dtype,
                               int device, uint64_t stream);
 void hv__fr_ordered_finish(hv_comm_t *comm, uint64_t pos, hv_result_t result, const char *algo);
+/* comm->mutex held: the events the ring shows (at most size, the newest), oldest
+ * first, into out (size entries): the completed from the ring, the pending from
+ * their handles (comm->names_in_flight). Returns how many. */
+size_t hv__fr_events(hv_comm_t *comm, hv__fr_view_t *out);
+/* comm->mutex held: the last completed event into out while the ring still shows it;
+ * 1, else 0. */
+int hv__fr_last_completed(hv_comm_t *comm, hv__fr_view_t *out);
 /* comm->mutex held: the engine stopped. */
 void hv__fr_stopped(hv_comm_t *comm);
 /* An event's bytes: count x element size, x size for the gathered or scattered

@@ -21,6 +21,7 @@ void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_de
   const double now = comm->flight ? hv__coarse_now_us() : 0; /* the flight recorder's */
   pthread_mutex_lock(&comm->mutex);
   mark_done(comm, h, result, error_detail, now);
+  hv__fr_fence(comm);
   pthread_cond_broadcast(&comm->done_cv);
   pthread_mutex_unlock(&comm->mutex);
 }
@@ -29,15 +30,14 @@ void hv__handles_complete(hv_comm_t *comm, hv__exec_t *exec, size_t n) {
   /* One lock and one wake-up for a fused batch: a thread in hv_wait_all over it
    * would otherwise be woken once per tensor. */
   const double now = comm->flight ? hv__coarse_now_us() : 0;
-  for (size_t i = 0; i < n && i < 16; i++) hv__fr_prefetch(comm, exec[i].handle);
   pthread_mutex_lock(&comm->mutex);
   for (size_t i = 0; i < n; i++) {
-    if (i + 16 < n) hv__fr_prefetch(comm, exec[i + 16].handle);
     mark_done(comm, exec[i].handle, HV_SUCCESS, NULL, now);
     /* Its thread may release it at once, while the rest of the list still runs and
      * a stall report lists what is left (fault.c): the entry must not point at it. */
     exec[i].handle = NULL;
   }
+  hv__fr_fence(comm);
   pthread_cond_broadcast(&comm->done_cv);
   pthread_mutex_unlock(&comm->mutex);
 }

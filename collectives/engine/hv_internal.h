@@ -75,8 +75,13 @@ struct hv_handle {
   uint64_t *own_counts;       /* allgatherv not cached: an aligned copy of the response's */
   double t_submit, t_dequeue, t_stall_reported;
   double t_step_first; /* a step's first request: its submission, us (straggler.c); else 0 */
-  uint64_t fr_pos;  /* its flight recorder event (flight_recorder.h), 0: none */
+  /* its flight recorder event until it completes (flight_recorder.h; comm->mutex) */
+  uint64_t fr_pos;  /* the event's ring position, 0: none */
   uint32_t fr_slot; /* that event's slot in the ring (no division on the hot path) */
+  uint8_t fr_state, fr_algo;
+  uint16_t fr_name; /* its name's entry in the recorder's table + 1, 0: none */
+  uint64_t fr_seq;
+  double fr_t_negotiated, fr_t_started;
   struct hv_handle *next; /* queue / list link */
 
   /* completion: written under comm->mutex; read lock-free by hv_wait's short spin */
