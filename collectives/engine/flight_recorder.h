@@ -27,11 +27,14 @@
 #if defined(__SANITIZE_THREAD__)
 #define HV__FR_TSAN 1
 #endif
+#ifndef HV__FR_STREAM
 #if defined(__x86_64__) && defined(__SSE2__) && !defined(HV__FR_TSAN)
 #define HV__FR_STREAM 1
-#include <emmintrin.h>
 #else
-#define HV__FR_STREAM 0
+#endif
+#endif
+#if HV__FR_STREAM
+#include <emmintrin.h>
 #endif
 
 #define HV__FR_NAME_LEN 96   /* a longer name is kept cut to 95 bytes, wherever it is stored */
