@@ -1,10 +1,14 @@
-# Finds the real dependencies: Open MPI, hwloc, OpenBLAS, zlib, threads, and (when
+# Finds the real dependencies: Open MPI, hwloc, OpenBLAS, zlib, threads, jansson
+# (optional), and (when
 # HV_ENABLE_CUDA) the CUDA toolkit with cuBLAS, NCCL and cuDNN.
 find_package(Threads REQUIRED)
 find_package(MPI REQUIRED COMPONENTS C)
 find_package(ZLIB REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+# jansson: hvrun --analyze / --status read the flight recorder's JSON (optional: without
+# it they fail with a line saying so).
+pkg_check_modules(JANSSON IMPORTED_TARGET jansson)
 
 # OpenBLAS through its own pkg-config file when present, else CMake's FindBLAS.
 pkg_check_modules(OPENBLAS IMPORTED_TARGET openblas)

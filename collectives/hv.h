@@ -177,6 +177,33 @@ HV_API hv_result_t hv_comm_get_async_error(const hv_comm_t *comm, hv_result_t *a
 HV_API hv_result_t hv_comm_allreduce_count(const hv_comm_t *comm, const char *algo, uint64_t *count);
 HV_API hv_result_t hv_comm_shm_status(const hv_comm_t *comm, int *on, char *why, size_t len);
 
+/* Who holds the job up: the straggler report (the workloads print it on each epoch
+ * line with HV_STRAGGLER_REPORT=1).
+ *
+ * hv_straggler_step marks the start of a step: the next request submitted on this
+ * communicator (from any thread) is the step's first. For that request the engine
+ * measures how long it waited between its submission on this rank and the round that
+ * found it ready on every rank. The rank that submits last waits least, so the ranks'
+ * waits compare without any clock shared between hosts. The DDP layer
+ * (trainer/ddp.c) marks every step that reduces gradients. Any thread; an atomic store.
+ *
+ * hv_straggler_report is collective, like a blocking collective (every rank calls it
+ * at the same point; it runs one allgather named "hv.straggler"): the ranks' median
+ * waits over the steps since their last report (at most 1024) are gathered, and *out,
+ * the same on every rank, names the rank with the smallest (the lowest on a tie), its
+ * lag (the median of the other ranks' median waits minus its own, ms: how much later
+ * than the typical rank it submits each step's first request), its own median wait and
+ * the steps it measured. Every rank then starts over. out->rank is -1 when fewer than
+ * two ranks measured a step. */
+typedef struct hv_straggler {
+  int rank;         /* the slowest rank, or -1 */
+  double lag_ms;    /* median of the others' median waits minus its median wait */
+  double wait_ms;   /* its median wait */
+  uint64_t steps;   /* steps it measured since its last report */
+} hv_straggler_t;
+HV_API hv_result_t hv_straggler_step(hv_comm_t *comm);
+HV_API hv_result_t hv_straggler_report(hv_comm_t *comm, hv_straggler_t *out);
+
 /* ---- handles ------------------------------------------------------------ */
 
 typedef struct hv_handle *hv_handle_t;

@@ -16,6 +16,16 @@ extern "C" {
 HV_API hv_result_t hv_bench_allreduce_algorithm(hv_comm_t *comm, const char *algo, void *buf,
                                          size_t count, hv_dtype_t dtype, hv_op_t op);
 
+/* The argument agreement of one GPU-style ordered call (hv_cuda.h's collectives are
+ * unnamed: every rank must call the same ones in the same order), on the host and
+ * without a GPU, recorded in the flight recorder as the GPU call would be (ordered,
+ * named by its function, numbered by the communicator's ordered calls). coll:
+ * "allreduce", "allgather", "broadcast", "group", "reducescatter" or "alltoall";
+ * op_or_root: the op (reducing calls) or the root (broadcast). Collective; fails with
+ * HV_ERR_MISMATCH on every rank when the ranks' calls differ. For tests. */
+HV_API hv_result_t hv_bench_ordered_call(hv_comm_t *comm, const char *coll, size_t count, hv_dtype_t dtype,
+                                         int op_or_root);
+
 #ifdef __cplusplus
 }
 #endif

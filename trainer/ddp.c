@@ -287,6 +287,10 @@ int ddp_backward(ddp_t *d, int sync) {
     d->buckets[b].completed = 0;
   }
   d->syncing = sync;
+  /* A step that reduces gradients starts here: its first bucket is the request the
+   * straggler report times (hv.h). Device buckets go through hv_cuda.h, which
+   * negotiates nothing: no mark, or a later named request would take it. */
+  if (sync && d->tr == &host_transport) hv_straggler_step(d->comm);
   model_backward(d->m, on_layer_done, d);
   return d->failed ? -1 : 0;
 }

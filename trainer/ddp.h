@@ -29,6 +29,8 @@
  *   once. The default hook is the allreduce above; ddp_hooks.h has fp16, bf16,
  *   PowerSGD and int8. A hook's error, and a hook that completes a bucket twice or
  *   never, fail ddp_wait with the hook's and the bucket's names.
+ * - Each ddp_backward that syncs marks a step for hv's straggler report
+ *   (hv_straggler_step): its first bucket is the request timed.
  * Errors are returned as -1 with a message (rank, bucket, hv's detail). */
 #ifndef HV_TRAINER_DDP_H
 #define HV_TRAINER_DDP_H

@@ -22,6 +22,7 @@
 #include "cuda_internal.h"
 #include "fusion_kernels.h"
 #include "hv_cuda.h"
+#include "flight_recorder.h"
 #include "hv_internal.h"
 #include "reduce.h"
 #include "staged_allreduce.h"
@@ -271,54 +272,41 @@ static hv_result_t reserve(hv_comm_t *comm, void **buf, size_t *have, size_t byt
   return HV_SUCCESS;
 }
 
-/* Checks common to every call, then that every rank called the same collective with
- * the same count, dtype and op (or root), and for a group the same number of tensors
- * and list of counts (its hash: the same total split differently would reduce
- * misaligned elements without an error): one small MPI allreduce of the values and
- * their negations gives everyone the range of each, so every rank fails alike. */
-enum { COLL_ALLREDUCE = 1, COLL_ALLGATHER, COLL_BROADCAST, COLL_GROUP, COLL_REDUCESCATTER, COLL_ALLTOALL };
-static const char *const coll_names[] = {"",
-                                         "hv_allreduce_cuda",
-                                         "hv_allgather_cuda",
-                                         "hv_broadcast_cuda",
-                                         "hv_allreduce_cuda_group",
-                                         "hv_reducescatter_cuda",
-                                         "hv_alltoall_cuda"};
+/* Checks common to every call, then the agreement of every rank on the call
+ * (engine/ordered_check.c: the same collective, count, dtype, op or root, and for a
+ * group the same list of counts), which also records it in the flight recorder; the
+ * public functions below record its end (ordered_end). */
+enum { COLL_ALLREDUCE = HV__ORDERED_ALLREDUCE, COLL_ALLGATHER = HV__ORDERED_ALLGATHER,
+       COLL_BROADCAST = HV__ORDERED_BROADCAST, COLL_GROUP = HV__ORDERED_GROUP,
+       COLL_REDUCESCATTER = HV__ORDERED_REDUCESCATTER, COLL_ALLTOALL = HV__ORDERED_ALLTOALL };
+
+/* The flight recorder's event of this thread's call in progress, and its stream. */
+static _Thread_local uint64_t ordered_pos;
+static _Thread_local void *ordered_stream;
 
 static hv_result_t begin_group(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dtype, int op_or_root,
                                long long ntensors, uint64_t layout) {
-  const char *name = coll_names[coll];
+  const char *name = hv__ordered_name(coll);
   if (!comm) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "%s: communicator is NULL (call hv_init first)", name);
   hv__cuda_t *c = comm->cuda;
   if (!c) return hv__set_error(comm, HV_ERR_UNSUPPORTED, "%s: the communicator has no GPU state", name);
   if (c->broken != HV_SUCCESS)
     return hv__set_error(comm, c->broken, "%s: an earlier failure ended this communicator's GPU collectives",
                          name);
-  /* The hash is halved so that it and its negation are both long longs. */
-  enum { NV = 6 };
-  long long v[2 * NV] = {coll, (long long)count, (long long)dtype, op_or_root, ntensors, (long long)(layout >> 1)};
-  for (int i = 0; i < NV; i++) v[NV + i] = -v[i];
-  MPI_Request req;
-  HV_MPI_CHECK(&comm->host.errors, MPI_Iallreduce(MPI_IN_PLACE, v, 2 * NV, MPI_LONG_LONG, MPI_MAX, c->all, &req));
-  HV_CHECK(hv__wait_mpi(&comm->host, 1, &req, "the argument check of a GPU collective", 1));
-  static const char *const what[NV] = {"collective", "count", "dtype", "op or root", "number of tensors",
-                                       "list of tensor counts (hash)"};
-  for (int i = 0; i < NV; i++)
-    if (v[i] != -v[NV + i]) {
-      if (i == 5) /* same total, same number of tensors, other sizes */
-        return hv__set_error(comm, HV_ERR_MISMATCH,
-                             "rank %d: %s of %lld tensors (%zu elements in all, dtype %s) does not match the other "
-                             "ranks' call: the same total split into tensors of other sizes (the hash of the list "
-                             "of counts differs); every rank must give the same count for each tensor, in order",
-                             comm->rank, name, ntensors, count,
-                             (unsigned)dtype < HV_NUM_DTYPES ? hv_dtype_name(dtype) : "?");
-      return hv__set_error(comm, HV_ERR_MISMATCH,
-                           "rank %d: %s (count %zu, dtype %s, %s %d) does not match the other ranks' call: their "
-                           "%s ranges from %lld to %lld",
-                           comm->rank, name, count, (unsigned)dtype < HV_NUM_DTYPES ? hv_dtype_name(dtype) : "?",
-                           coll == COLL_BROADCAST ? "root" : "op", op_or_root, what[i], -v[NV + i], v[i]);
-    }
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) device = -1;
+  HV_CHECK(hv__ordered_agree(comm, c->all, coll, count, dtype, op_or_root, ntensors, layout, device,
+                             (uint64_t)(uintptr_t)ordered_stream, &ordered_pos));
   return set_up(comm);
+}
+
+/* The end of a public call: its flight recorder event done or failed. */
+static hv_result_t ordered_end(hv_comm_t *comm, hv_result_t rc) {
+  if (comm && ordered_pos)
+    hv__fr_ordered_finish(comm, ordered_pos, rc, comm->size == 1 ? "local" : comm->cross_size == 1 ? "nccl" : "hier");
+  ordered_pos = 0;
+  ordered_stream = NULL;
+  return rc;
 }
 
 static hv_result_t begin(hv_comm_t *comm, int coll, size_t count, hv_dtype_t dtype, int op_or_root) {
@@ -348,7 +336,7 @@ static hv_result_t check_average(hv_comm_t *comm, const char *name, hv_dtype_t d
   return HV_SUCCESS;
 }
 
-hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+static hv_result_t allreduce_cuda_call(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                               hv_op_t op, void *stream_arg) {
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS || (count && !recvbuf)))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_allreduce_cuda: bad dtype, op or NULL recvbuf");
@@ -407,7 +395,7 @@ static hv_result_t allreduce_device(hv_comm_t *comm, const void *sendbuf, void *
   return HV_SUCCESS;
 }
 
-hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+static hv_result_t allgather_cuda_call(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                               void *stream_arg) {
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (count && (!sendbuf || !recvbuf))))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_allgather_cuda: bad dtype or NULL buffer");
@@ -450,7 +438,7 @@ hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbu
   return HV_SUCCESS;
 }
 
-hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype_t dtype, int root,
+static hv_result_t broadcast_cuda_call(hv_comm_t *comm, void *buf, size_t count, hv_dtype_t dtype, int root,
                               void *stream_arg) {
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (count && !buf) || root < 0 || root >= comm->size))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_broadcast_cuda: bad dtype, NULL buffer or root %d "
@@ -483,7 +471,7 @@ hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype
   return wait_gpu(comm, query_event, c->phase, "the last staging copy of a cross-node broadcast");
 }
 
-hv_result_t hv_reducescatter_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
+static hv_result_t reducescatter_cuda_call(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
                                   hv_dtype_t dtype, hv_op_t op, void *stream_arg) {
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS || (recvcount && (!sendbuf || !recvbuf))))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_reducescatter_cuda: bad dtype, op or NULL buffer");
@@ -510,7 +498,7 @@ hv_result_t hv_reducescatter_cuda(hv_comm_t *comm, const void *sendbuf, void *re
   return HV_SUCCESS;
 }
 
-hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+static hv_result_t alltoall_cuda_call(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                              void *stream_arg) {
   if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (count && (!sendbuf || !recvbuf))))
     return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_alltoall_cuda: bad dtype or NULL buffer");
@@ -569,7 +557,7 @@ hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf
 /* The grid of one fusion kernel launch covers at most this many tensors. */
 #define GROUP_LAUNCH_MAX 65535
 
-hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *tensors, int n, hv_dtype_t dtype,
+static hv_result_t allreduce_cuda_group_call(hv_comm_t *comm, const hv_cuda_tensor_t *tensors, int n, hv_dtype_t dtype,
                                     hv_op_t op, const hv_allreduce_opts_t *opts, void *stream_arg) {
   static const char *const name = "hv_allreduce_cuda_group";
   if (comm && (n < 0 || (n && !tensors) || (unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS))
@@ -644,6 +632,49 @@ hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *ten
   CUDA_CHECK(comm, cudaEventRecord(c->group_out, c->comm_stream));
   CUDA_CHECK(comm, cudaStreamWaitEvent(stream, c->group_out, 0));
   return HV_SUCCESS;
+}
+
+/* The public calls: each records its end in the flight recorder. */
+hv_result_t hv_allreduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                              hv_op_t op, void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, allreduce_cuda_call(comm, sendbuf, recvbuf, count, dtype, op, stream_arg));
+}
+
+hv_result_t hv_allgather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                              void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, allgather_cuda_call(comm, sendbuf, recvbuf, count, dtype, stream_arg));
+}
+
+hv_result_t hv_broadcast_cuda(hv_comm_t *comm, void *buf, size_t count, hv_dtype_t dtype, int root,
+                              void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, broadcast_cuda_call(comm, buf, count, dtype, root, stream_arg));
+}
+
+hv_result_t hv_reducescatter_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
+                                  hv_dtype_t dtype, hv_op_t op, void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, reducescatter_cuda_call(comm, sendbuf, recvbuf, recvcount, dtype, op, stream_arg));
+}
+
+hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                             void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, alltoall_cuda_call(comm, sendbuf, recvbuf, count, dtype, stream_arg));
+}
+
+hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *tensors, int n, hv_dtype_t dtype,
+                                    hv_op_t op, const hv_allreduce_opts_t *opts, void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, allreduce_cuda_group_call(comm, tensors, n, dtype, op, opts, stream_arg));
 }
 
 hv_result_t hv_cuda_wait(hv_comm_t *comm, void *stream) {

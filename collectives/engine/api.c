@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flight_recorder.h"
 #include "hv_internal.h"
 #include "reduce.h"
 
@@ -114,6 +115,8 @@ static hv_result_t submit(hv_comm_t *comm, struct hv_handle *h, hv_handle_t *out
     hv__handle_free(h);
     return hv__set_error(comm, HV_ERR_NO_MEMORY, "out of memory queueing a request");
   }
+  hv__straggler_submitted(comm, h);
+  hv__fr_submit(comm, h);
   if (group.comm == comm) {
     if (group.tail) group.tail->next = h;
     else group.head = h;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cuda_internal.h"
+#include "flight_recorder.h"
 #include "hv_internal.h"
 #include "hv_mpi.h"
 #include "timeline.h"
@@ -19,6 +20,7 @@ static pthread_mutex_t lifecycle_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static void comm_destroy(hv_comm_t *comm) {
   hv__timeline_close(comm->timeline);
+  hv__fr_free(comm);
   hv__coordinator_destroy(comm);
   hv__cache_free(&comm->cache);
   hv__algo_ctx_free(&comm->algo);
@@ -390,7 +392,7 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
       (!HV_SIMULATED && (rc = hv__algo_ctx_init_mpi(&comm->bench_algo, &comm->host, comm->bench_mpi)) != HV_SUCCESS) ||
       (rc = split_nodes(comm)) != HV_SUCCESS || (rc = hv__cuda_init(comm)) != HV_SUCCESS)
     goto fail;
-  if (hv__cache_init(&comm->cache, comm->config.cache_capacity, comm->size)) goto oom;
+  if (hv__cache_init(&comm->cache, comm->config.cache_capacity, comm->size) || hv__fr_create(comm)) goto oom;
   size_t words = 2 * ((comm->config.cache_capacity + 63) / 64) + 1;
   comm->vec = calloc(words, sizeof(uint64_t));
   comm->vec_out = calloc(words, sizeof(uint64_t));
@@ -410,6 +412,7 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   /* The last agreement: everything above may have failed on one rank only. */
   if ((rc = hv__init_agree(comm, HV_SUCCESS)) != HV_SUCCESS) goto fail;
   if ((rc = hv__engine_start(comm)) != HV_SUCCESS) goto fail;
+  hv__flight_register(comm); /* its documents, the status socket (flight_dump.c) */
   HV_LOG(HV__LOG_INFO, "communicator of %d ranks (%d on this node, %d nodes), algo=%s, fusion=%zu bytes",
          comm->size, comm->local_size, comm->cross_size, hv__algo_name(comm->config.allreduce_algo),
          comm->config.fusion_threshold);
@@ -500,6 +503,10 @@ hv_result_t hv_init(int *argc, char ***argv, hv_comm_t **comm) {
 hv_result_t hv_shutdown(hv_comm_t *comm) {
   if (!comm) return HV_SUCCESS;
   hv__engine_stop(comm);
+  /* HV_FLIGHT_RECORDER=DIR: the final state, every request completed or failed. */
+  const char *flight_dir = getenv("HV_FLIGHT_RECORDER");
+  if (comm->flight && flight_dir && *flight_dir) hv__flight_dump(comm, "exit", "");
+  hv__flight_unregister(comm);
   hv_result_t rc = comm->async_error;
   if (rc != HV_SUCCESS) hv__set_error(NULL, rc, "%s", comm->last_error);
   comm_destroy(comm);

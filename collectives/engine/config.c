@@ -55,6 +55,10 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
   c->timeout_s = 60;
   c->compression = HV_COMPRESSION_NONE;
   c->log_level = HV__LOG_WARNING;
+  /* Simulated builds run thousands of ranks in one process: a megabyte each would
+   * be gigabytes, so their recorder is off unless asked for. */
+  c->flight_recorder_size = HV_SIMULATED ? 0 : 4096;
+  c->flight_signal = 1;
   const char *v;
 
 #define BAD(var, forms)                                                               \
@@ -131,6 +135,16 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
     for (int i = 0; i < 6; i++)
       if (strcasecmp(v, levels[i]) == 0) c->log_level = i, found = 1;
     if (!found) BAD("HV_LOG_LEVEL", "trace, debug, info, warning, error or off");
+  }
+  if ((v = getenv("HV_FLIGHT_RECORDER_SIZE")) && *v) {
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 0 || n > (1 << 20)) BAD("HV_FLIGHT_RECORDER_SIZE", "a number of events from 0 (off) to 1048576");
+    c->flight_recorder_size = (size_t)n;
+  }
+  if ((v = getenv("HV_FLIGHT_RECORDER_SIGNAL")) && *v) {
+    if (strcmp(v, "0") && strcmp(v, "1")) BAD("HV_FLIGHT_RECORDER_SIGNAL", "1 (dump on SIGUSR1) or 0");
+    c->flight_signal = v[0] == '1';
   }
 #undef BAD
   /* Asking for the shared-memory allreduce while turning shared memory off is a

@@ -27,6 +27,8 @@ typedef struct hv__config {
   hv_compression_t compression; /* HV_COMPRESSION */
   char timeline_path[512];      /* HV_TIMELINE, "" when off */
   int log_level;                /* HV_LOG_LEVEL */
+  size_t flight_recorder_size;  /* HV_FLIGHT_RECORDER_SIZE: events kept, 0 turns the recorder off */
+  int flight_signal;            /* HV_FLIGHT_RECORDER_SIGNAL: 0 installs no SIGUSR1 handler */
 } hv__config_t;
 
 /* Fills config from the environment; on a malformed value writes a message naming the

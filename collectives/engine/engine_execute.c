@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flight_recorder.h"
 #include "hv_internal.h"
 #include "reduce.h"
 #include "timeline.h"
@@ -96,6 +97,20 @@ static hv_result_t run_alltoall(hv_comm_t *comm, struct hv_handle *h) {
   return hv__alltoall(&comm->algo, h->sendbuf, h->recvbuf, bytes);
 }
 
+/* What runs a collective other than allreduce, for the flight recorder: as the
+ * algorithms choose (algo/broadcast.c, allgather.c). */
+static const char *algo_of(hv_comm_t *comm, const struct hv_handle *h) {
+  size_t bytes = h->meta.count * hv_dtype_size((hv_dtype_t)h->meta.dtype);
+  switch ((hv__coll_t)h->meta.coll) {
+    case HV__COLL_BROADCAST: return hv__hier_other_wanted(&comm->algo, bytes) ? "hier" : "mpi";
+    case HV__COLL_ALLGATHER:
+    case HV__COLL_ALLGATHERV: return hv__hier_other_wanted(&comm->algo, bytes * (size_t)comm->size) ? "hier" : "ring";
+    case HV__COLL_REDUCESCATTER: return "ring";
+    case HV__COLL_ALLTOALL: return "pairwise";
+    default: return "none";
+  }
+}
+
 hv_result_t hv__execute_list(hv_comm_t *comm) {
   size_t i = 0;
   while (i < comm->exec_count) {
@@ -108,6 +123,7 @@ hv_result_t hv__execute_list(hv_comm_t *comm) {
       i = end;
       continue;
     }
+    if (comm->flight) hv__fr_started(comm, &h, 1, algo_of(comm, h));
     double t0 = hv__now_us();
     char *detail = NULL;
     switch ((hv__coll_t)h->meta.coll) {

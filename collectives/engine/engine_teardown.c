@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "flight_recorder.h"
 #include "hv_internal.h"
 
 void hv__engine_teardown(hv_comm_t *comm, hv_result_t failure) {
@@ -19,6 +20,7 @@ void hv__engine_teardown(hv_comm_t *comm, hv_result_t failure) {
   /* Nothing more will run: fail whatever is still pending or queued. */
   pthread_mutex_lock(&comm->mutex);
   comm->engine_stopped = 1;
+  hv__fr_stopped(comm);
   if (failure != HV_SUCCESS && comm->async_error == HV_SUCCESS) comm->async_error = failure;
   struct hv_handle *queued = comm->queue_head;
   comm->queue_head = comm->queue_tail = NULL;
@@ -38,6 +40,13 @@ void hv__engine_teardown(hv_comm_t *comm, hv_result_t failure) {
                           : "";
     HV_LOG(HV__LOG_ERROR, "the engine stopped: %s%s; pending tensors (%zu): %s", oom, detail, count,
            count ? names : "none");
+    /* Before the other ranks are told and the handles fail: the program may exit
+     * as soon as its hv_wait returns. */
+    char line[1700];
+    snprintf(line, sizeof line, "the engine stopped: %s%s; pending tensors (%zu): %s", oom, detail, count,
+             count ? names : "none");
+    snprintf(why, sizeof why, "the engine stopped before it completed: %s%s", oom, detail);
+    hv__flight_dump_from_rounds(comm, hv__fault_dump_reason(comm, failure), line, NULL, why);
     hv__fault_report(comm, failure);
     snprintf(why, sizeof why, "the engine stopped before it completed: %s%s", oom, detail);
     pthread_mutex_lock(&comm->mutex);

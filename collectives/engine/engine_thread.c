@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "flight_recorder.h"
 #include "hv_internal.h"
 
 #define IDLE_WAIT_MAX_MS 100.0
@@ -80,6 +81,7 @@ static void *engine_main(void *arg) {
     pthread_mutex_unlock(&comm->mutex);
 
     pthread_mutex_lock(&comm->round_lock);
+    hv__fr_poll(comm, NULL); /* a status request woke an idle engine (flight_dump.c) */
     if (comm->round_failure != HV_SUCCESS || comm->round_agreed) { /* an inline round's outcome */
       failure = comm->round_failure;
       break;

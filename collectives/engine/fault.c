@@ -37,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "flight_recorder.h"
 #include "hv_internal.h"
 
 /* How often a long wait looks at its peers: cheap (one kill() per peer of the host,
@@ -349,6 +350,10 @@ void hv__fault_report(hv_comm_t *comm, hv_result_t failure) {
 
 hv_result_t hv__fault_poll(hv_comm_t *comm, hv__wait_watch_t *ww, double waited_us, const char *what) {
   hv__fault_t *f = comm->fault;
+  /* A status request (flight_dump.c): the thread running rounds says what it waits on. */
+  if (comm->flight && atomic_load_explicit(&comm->flight->snap_request, memory_order_relaxed) &&
+      hv__engine_thread_comm == comm)
+    hv__fr_answer(comm, what);
   /* The first look after WATCH_INTERVAL_US too: short waits (every small collective)
    * pay nothing, a dead or stopped peer makes the wait long anyway. */
   if (ww->next_us == 0) ww->next_us = WATCH_INTERVAL_US;
@@ -378,8 +383,11 @@ hv_result_t hv__fault_poll(hv_comm_t *comm, hv__wait_watch_t *ww, double waited_
   pthread_mutex_lock(&comm->mutex);
   size_t count = hv__fault_pending_names(comm, names, sizeof names, 1, comm->queue_head);
   pthread_mutex_unlock(&comm->mutex);
-  HV_LOG(HV__LOG_WARNING, "stall: rank %d has waited %.0f s for %s: %s; tensors held up here (%zu): %s", comm->rank,
-         waited_us * 1e-6, what, stopped, count, names);
+  char line[1400];
+  snprintf(line, sizeof line, "stall: rank %d has waited %.0f s for %s: %s; tensors held up here (%zu): %s", comm->rank,
+           waited_us * 1e-6, what, stopped, count, names);
+  HV_LOG(HV__LOG_WARNING, "%s", line);
+  hv__flight_stall(comm, line, what);
   return HV_SUCCESS;
 }
 
@@ -424,4 +432,13 @@ int hv__fault_shutdown_why(hv_comm_t *comm, char *out, size_t len) {
     snprintf(out, len, "rank %d on host %s called hv_shutdown before it ran", f->shutdown_by,
              comm->hosts[f->shutdown_by]);
   return 1;
+}
+
+const char *hv__fault_dump_reason(hv_comm_t *comm, hv_result_t failure) {
+  hv__fault_t *f = comm->fault;
+  int kind = f ? f->kind : NOTICE_NONE;
+  if (kind == NOTICE_LOST) return "peer_lost";
+  if (kind == NOTICE_STALLED || failure == HV_ERR_STALLED) return "stall";
+  if (kind == NOTICE_TIMEOUT || failure == HV_ERR_TIMEOUT) return "timeout";
+  return "error";
 }

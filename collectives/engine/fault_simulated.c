@@ -50,3 +50,8 @@ size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_
   if (len) out[0] = '\0';
   return 0;
 }
+
+const char *hv__fault_dump_reason(hv_comm_t *comm, hv_result_t failure) {
+  (void)comm;
+  return failure == HV_ERR_TIMEOUT ? "timeout" : failure == HV_ERR_STALLED ? "stall" : "error";
+}

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flight_recorder.h"
 #include "hv_internal.h"
 #include "reduce.h"
 #include "timeline.h"
@@ -102,7 +103,13 @@ static hv_result_t run_allreduce_batch(hv_comm_t *comm, size_t np, size_t total)
   const hv__allreduce_algo_t *ran = NULL;
   double t0 = hv__now_us();
 
-  if (reduce_where_tensors_lie(comm, np, total * wes)) {
+  const int shm_pieces = reduce_where_tensors_lie(comm, np, total * wes);
+  /* The recorder hears which algorithm before it runs (a hang shows it); selection
+   * names the one that will really run (algo.h). */
+  if (comm->flight)
+    hv__fr_started(comm, comm->piece_owner, np,
+                   shm_pieces ? "shm" : hv__allreduce_select(&comm->algo, comm->config.allreduce_algo, total * wes)->name);
+  if (shm_pieces) {
     HV_CHECK(hv__allreduce_shm_pieces(&comm->algo, p, np, wire, op));
     double t1 = hv__now_us();
     for (size_t i = 0; i < np; i++) finish_scaling(comm, comm->piece_owner[i], p[i].recv, p[i].count);

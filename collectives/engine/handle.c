@@ -4,11 +4,13 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "flight_recorder.h"
 #include "hv_internal.h"
 
 /* comm->mutex held. */
-static void mark_done(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, char *error_detail) {
+static void mark_done(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, char *error_detail, double now) {
   hv__map_remove_hashed(&comm->names_in_flight, h->name, h->name_hash);
+  hv__fr_finish(comm, h, result, error_detail, now);
   h->result = result;
   h->error = error_detail;
   atomic_store_explicit(&h->done, 1, memory_order_release);
@@ -16,8 +18,10 @@ static void mark_done(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, 
 
 void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_detail) {
   hv_comm_t *comm = h->comm;
+  const double now = comm->flight ? hv__coarse_now_us() : 0; /* the flight recorder's */
   pthread_mutex_lock(&comm->mutex);
-  mark_done(comm, h, result, error_detail);
+  mark_done(comm, h, result, error_detail, now);
+  hv__fr_fence(comm);
   pthread_cond_broadcast(&comm->done_cv);
   pthread_mutex_unlock(&comm->mutex);
 }
@@ -25,13 +29,15 @@ void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_de
 void hv__handles_complete(hv_comm_t *comm, hv__exec_t *exec, size_t n) {
   /* One lock and one wake-up for a fused batch: a thread in hv_wait_all over it
    * would otherwise be woken once per tensor. */
+  const double now = comm->flight ? hv__coarse_now_us() : 0;
   pthread_mutex_lock(&comm->mutex);
   for (size_t i = 0; i < n; i++) {
-    mark_done(comm, exec[i].handle, HV_SUCCESS, NULL);
+    mark_done(comm, exec[i].handle, HV_SUCCESS, NULL, now);
     /* Its thread may release it at once, while the rest of the list still runs and
      * a stall report lists what is left (fault.c): the entry must not point at it. */
     exec[i].handle = NULL;
   }
+  hv__fr_fence(comm);
   pthread_cond_broadcast(&comm->done_cv);
   pthread_mutex_unlock(&comm->mutex);
 }

@@ -22,6 +22,7 @@
 #include "algo.h"
 #include "hv.h"
 #include "response_cache.h"
+#include "straggler.h"
 #include "transport.h"
 
 typedef enum {
@@ -73,6 +74,14 @@ struct hv_handle {
   const uint64_t *all_counts; /* allgatherv: every rank's count (cache or own copy) */
   uint64_t *own_counts;       /* allgatherv not cached: an aligned copy of the response's */
   double t_submit, t_dequeue, t_stall_reported;
+  double t_step_first; /* a step's first request: its submission, us (straggler.c); else 0 */
+  /* its flight recorder event until it completes (flight_recorder.h; comm->mutex) */
+  uint64_t fr_pos;  /* the event's ring position, 0: none */
+  uint32_t fr_slot; /* that event's slot in the ring (no division on the hot path) */
+  uint8_t fr_state, fr_algo;
+  uint16_t fr_name; /* its name's entry in the recorder's table + 1, 0: none */
+  uint64_t fr_seq;
+  double fr_t_negotiated, fr_t_started;
   struct hv_handle *next; /* queue / list link */
 
   /* completion: written under comm->mutex; read lock-free by hv_wait's short spin */
@@ -117,6 +126,7 @@ struct hv_comm {
   hv__shm_t shm; /* the node's shared-memory region (shm.header NULL: none) */
   struct hv__fault *fault; /* lost and stopped peers, fault notices, shutdown reason (fault.c) */
   struct hv__cuda *cuda;   /* hv_cuda.h's state (cuda/cuda_comm.c), NULL in builds without it */
+  struct hv__flight *flight; /* the flight recorder (flight_recorder.h), NULL when off */
 
   /* user side, guarded by mutex */
   pthread_mutex_t mutex;
@@ -171,6 +181,7 @@ struct hv_comm {
   /* Why the node's shared memory is off ("" when on, or not wanted): hvrun --check
    * shows it (hv_comm_shm_status). */
   char shm_off[512];
+  hv__straggler_t straggler; /* the straggler report's waits (straggler.c) */
 };
 
 /* ---- errors (result.c) ---- */
@@ -221,8 +232,24 @@ int hv__fault_shutdown_why(hv_comm_t *comm, char *out, size_t len);
  * Engine thread only (and comm->mutex held when `queued` is the communicator's queue). */
 /* For hvrun --restarts: records why the engine stopped (fault_record.c). */
 void hv__fault_record(const hv_comm_t *comm, const char *kind, int subject);
+/* The flight recorder's dump reason for the failure that stopped the engine: peer_lost,
+ * stall, timeout or error (FLIGHT_RECORDER.md). */
+const char *hv__fault_dump_reason(hv_comm_t *comm, hv_result_t failure);
 size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_exec, const struct hv_handle *queued);
 
+
+/* ---- ordered calls (hv_cuda.h), ordered_check.c ---- */
+enum { HV__ORDERED_ALLREDUCE = 1, HV__ORDERED_ALLGATHER, HV__ORDERED_BROADCAST, HV__ORDERED_GROUP,
+       HV__ORDERED_REDUCESCATTER, HV__ORDERED_ALLTOALL, HV__ORDERED_KINDS };
+/* The function an ordered call kind stands for ("hv_allgather_cuda"). */
+const char *hv__ordered_name(int coll);
+/* Collective over mpi (a communicator of the calling thread's): every rank called the
+ * same kind with the same count, dtype, op or root, and for a group the same number of
+ * tensors and list of counts (layout, hv__layout_hash), else HV_ERR_MISMATCH on every
+ * rank. Records the call in the flight recorder: *pos is for hv__fr_ordered_finish
+ * (flight_recorder.h) once the call ran (0 after a failure, recorded already). */
+hv_result_t hv__ordered_agree(hv_comm_t *comm, MPI_Comm mpi, int coll, size_t count, hv_dtype_t dtype, int op_or_root,
+                              long long ntensors, uint64_t layout, int device, uint64_t stream, uint64_t *pos);
 
 /* A grouped allreduce's list of counts as one FNV-1a hash, never 0 (api.c): ranks that
  * split the same total differently must not agree (CPU and GPU groups alike). */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flight_recorder.h"
 #include "negotiate.h"
 
 typedef struct coord_entry {
@@ -17,6 +18,7 @@ typedef struct coord_entry {
   int nhave;
   uint64_t evicted_round;
   double max_age; /* stall reports: the oldest age any rank reported */
+  double first_seen; /* CLOCK_MONOTONIC us: when the first rank's request arrived */
 } coord_entry_t;
 
 static void coord_entry_free(coord_entry_t *e) {
@@ -161,10 +163,11 @@ static int coordinator_stall(hv_comm_t *comm, hv__reader_t *readers, int n) {
       format_ranks(have, sizeof have, e->has, n, 1);
       format_ranks(missing, sizeof missing, e->has, n, 0);
       int shut = comm->config.stall_shutdown_s > 0 && age >= comm->config.stall_shutdown_s;
-      HV_LOG(HV__LOG_WARNING,
-             "stall: tensor '%s' has been waiting %.0f s: submitted by ranks [%s], not by ranks [%s]%s",
-             e->name, age, have, missing,
-             shut ? "; HV_STALL_SHUTDOWN_TIME passed, failing it on every rank" : "");
+      char line[900];
+      snprintf(line, sizeof line, "stall: tensor '%s' has been waiting %.0f s: submitted by ranks [%s], not by ranks [%s]%s",
+               e->name, age, have, missing, shut ? "; HV_STALL_SHUTDOWN_TIME passed, failing it on every rank" : "");
+      HV_LOG(HV__LOG_WARNING, "%s", line);
+      hv__flight_stall(comm, line, NULL);
       if (shut) {
         char msg[768];
         snprintf(msg, sizeof msg,
@@ -214,6 +217,7 @@ hv_result_t hv__coordinator_process(hv_comm_t *comm, unsigned flags) {
           break;
         }
         e->name = name;
+        e->first_seen = hv__coarse_now_us();
       } else {
         free(name);
       }
@@ -257,3 +261,38 @@ oom:
   return hv__set_error(comm, HV_ERR_NO_MEMORY, "coordinator response");
 }
 
+
+/* The flight recorder's view of the table (FLIGHT_RECORDER.md, "coordinator"): the
+ * names some ranks have submitted in full, who did and who did not. */
+char *hv__coordinator_json(hv_comm_t *comm) {
+  hv__coordinator_t *c = comm->coordinator;
+  if (!c) return NULL;
+  hv__json_t j = {0};
+  hv__json_printf(&j, "{\"waiting\": [");
+  int first = 1;
+  for (size_t i = 0; i < c->table.capacity; i++) {
+    const coord_entry_t *e = c->table.slots[i].value;
+    if (!c->table.slots[i].key || !e) continue;
+    int coll = -1;
+    for (int q = 0; q < comm->size && coll < 0; q++)
+      if (e->has[q]) coll = e->metas[q].coll;
+    hv__json_printf(&j, "%s\n      {\"name\": ", first ? "" : ",");
+    hv__json_string(&j, e->name);
+    hv__json_printf(&j, ", \"coll\": \"%s\", \"submitted_by\": [", coll >= 0 ? hv__coll_name((hv__coll_t)coll) : "");
+    for (int q = 0, n = 0; q < comm->size; q++)
+      if (e->has[q]) hv__json_printf(&j, "%s%d", n++ ? "," : "", q);
+    hv__json_printf(&j, "], \"missing\": [");
+    for (int q = 0, n = 0; q < comm->size; q++)
+      if (!e->has[q]) hv__json_printf(&j, "%s%d", n++ ? "," : "", q);
+    hv__json_printf(&j, "], \"first_seen\": ");
+    hv__json_time(&j, e->first_seen);
+    hv__json_printf(&j, "}");
+    first = 0;
+  }
+  hv__json_printf(&j, "]}");
+  if (j.oom) {
+    free(j.data);
+    return NULL;
+  }
+  return j.data;
+}

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flight_recorder.h"
 #include "negotiate.h"
 #include "timeline.h"
 
@@ -159,6 +160,7 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
       }
       hv__pending_remove(comm, h);
       if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
+      if (h->t_step_first > 0) hv__straggler_ready(comm, h);
     } else if (kind == HV__RESP_ERROR && h) {
       hv__pending_remove(comm, h);
       hv__handle_complete(h, (hv_result_t)code, msg);
@@ -204,6 +206,7 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
       if (hv__exec_add(comm, h)) return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
       hv__pending_remove(comm, h);
       if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
+      if (h->t_step_first > 0) hv__straggler_ready(comm, h);
     }
   }
 
@@ -247,6 +250,11 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
     if (resp_len) *productive = 1;
   }
   if (comm->exec_count) *productive = 1;
+  hv__fr_negotiated(comm);
+  /* The first stall report of the process dumps the flight recorder on every rank
+   * (rank 0's coordinator already did, with its line). */
+  if (flags & HV__FLAG_STALL)
+    hv__flight_stall(comm, "a negotiation stall report: a request waited longer than HV_STALL_CHECK_TIME", NULL);
   /* Every rank stops after this round: learn which rank asked, and its last error, so
    * requests left here fail with that first error (fault.c). */
   if (flags & HV__FLAG_SHUTDOWN) HV_CHECK(hv__fault_shutdown_reason(comm, want_shutdown));

@@ -54,6 +54,37 @@ if [ "$HAVE_CHECK" = 1 ]; then
     srun --ntasks-per-node=4 hvrun --check
 fi
 
+# hvrun --status --slurm-job (issue 22): a step hangs (mpi_flight hang: rank 1 sleeps in
+# user code while 0,2-3 wait for 'late'); each node's ranks are asked through
+# `srun --overlap` and the verdict names rank 1. Then the refusals: a job that does not
+# exist, a step it does not have, a job of another user (root submits one as nobody).
+if [ -x tests/collectives/mpi_flight ]; then
+  timeout --signal=KILL 60 srun --ntasks-per-node=4 hvrun tests/collectives/mpi_flight hang 40 > "$O.st" 2>&1 &
+  SPID=$!
+  NEVER="^verdict: rank 1 never submitted 'late'; its last submission was 'warmup' [0-9.]+ s ago and it has been in user code since$"
+  sj=; st=
+  for _ in $(seq 150); do
+    sj=$(squeue -h -t R -o %i -n hvrun 2>/dev/null | head -1)
+    [ -n "$sj" ] && st=$(timeout 30 hvrun --status --slurm-job "$sj" 2>&1) && printf '%s\n' "$st" | grep -Eq "$NEVER" && break
+    sleep 0.2
+  done
+  printf '%s\n' "$st" | grep -Eq "$NEVER" && lib_ok "hvrun --status --slurm-job $sj: rank 1 never submitted 'late'" ||
+    { lib_bad "hvrun --status --slurm-job '$sj':"; printf '%s\n' "$st" | sed 's/^/    | /'; tail -5 "$O.st"; }
+  printf '%s\n' "$st" | grep -E '^(job|verdict)' | sed 's/^/    /'
+  lib_expect "--status --slurm-job of a job that does not exist" 1 "^hvrun: error: Slurm job 99999 does not exist" \
+    hvrun --status --slurm-job 99999
+  [ -n "$sj" ] && lib_expect "--status --slurm-job of a step the job does not have" 1 "Slurm job $sj has no running step 7 \(its steps: $sj.0\)" \
+    hvrun --status --slurm-job "$sj.7"
+  if id nobody >/dev/null 2>&1; then
+    oj=$(cd /tmp && timeout 30 sbatch --parsable --uid=nobody -o /dev/null --wrap "sleep 30" 2>/dev/null)
+    [ -n "$oj" ] && lib_expect "--status --slurm-job of another user's job" 1 "Slurm job $oj belongs to nobody\(65534\), not to you" \
+      hvrun --status --slurm-job "$oj"
+    [ -n "$oj" ] && scancel "$oj" 2>/dev/null
+  fi
+  [ -n "$sj" ] && scancel "$sj" 2>/dev/null
+  wait "$SPID" 2>/dev/null
+fi
+
 # a batch job: its script is not a task (SLURM_PROCID=0 but no step), so `hvrun -np 2`
 # runs mpirun inside the allocation, and `srun hvrun` starts tasks as usual
 cat > "$HV_SLURM_DIR/job.sh" <<JOB

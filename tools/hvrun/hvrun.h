@@ -9,6 +9,8 @@
  *   self_check.c  --check: an allreduce self-test through libhvcoll, one line per node
  *   restart.c     --restarts N: runs mpirun, and relaunches the job on the survivors
  *   run_record.c  each task's start / end records in the job's run directory (restarts)
+ *   doctor_*.c    --analyze DIR and --status: which rank is hung, and why, from the
+ *                 flight recorder's documents (doctor.h; FLIGHT_RECORDER.md)
  */
 #ifndef HVRUN_H
 #define HVRUN_H
@@ -43,6 +45,12 @@ typedef struct hvrun_opts {
   int verbose;
   int restarts; /* --restarts N: relaunches after a lost rank or node (0: exec mpirun) */
   int min_np;   /* --min-np M: never relaunch on fewer ranks */
+  const char *analyze;   /* --analyze DIR */
+  int status;             /* --status */
+  const char *job;        /* --job ID (with --status or --analyze) */
+  const char *slurm_job;  /* --slurm-job ID[.STEP] (with --status) */
+  int status_local;       /* --local: this node only (what srun runs on each node) */
+  int status_raw;         /* --raw: print the documents, one per line */
   char **prog_argv; /* the program and its arguments (NULL-terminated); NULL if none */
   int prog_argc;
 } hvrun_opts_t;
@@ -109,5 +117,14 @@ void run_record_exec(const hvrun_task_t *task, char **argv) __attribute__((noret
 /* --check under a launcher: hv_init, exact allreduce, consistency of hv's view with
  * the launcher's, rank 0 prints one line per node. Returns the exit code. */
 int self_check_run(const hvrun_task_t *task, const hv_topo_t *topo, const hv_topo_binding_t *binding);
+
+/* --analyze DIR: reads the dumps (DIR/hv-flight.<job>.rank<W>.json, only job's when not
+ * NULL), prints the verdicts then the evidence. Returns 0; bad input exits 1. */
+int doctor_analyze_run(const char *dir, const char *job);
+/* --status: asks the ranks of a running job (job, or the one running here; or a Slurm
+ * step through srun when slurm_job), prints one line per rank then the verdicts; with
+ * raw, prints the documents one per line instead (for the Slurm merge). Returns 0;
+ * bad input exits 1. */
+int doctor_status_run(const char *job, const char *slurm_job, int raw);
 
 #endif /* HVRUN_H */

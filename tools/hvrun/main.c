@@ -1,7 +1,8 @@
 /* main.c: hvrun's command line. Options come before the program; the first word that
  * is not an option (or the word after "--") is the program, and it and everything
  * after it are passed on untouched. The mode follows from the options and the
- * environment: --topology prints the map; -np N is standalone (mpirun); a task of
+ * environment: --topology prints the map; --analyze DIR and --status read the flight
+ * recorder (doctor_*.c); -np N is standalone (mpirun); a task of
  * srun / mpirun is wrapped (bind, export, exec); anything else is an error that
  * says which of these the user probably meant. Usage errors exit 2. */
 #define _POSIX_C_SOURCE 200809L
@@ -59,6 +60,15 @@ static const char *hvrun_usage_text =
     "                       the task's local size under a launcher)\n"
     "  --check              under srun/mpirun (or with -np N): allreduce self-test across\n"
     "                       all ranks; rank 0 prints one line per node\n"
+    "  --analyze DIR        which rank is hung, and why: reads the flight-recorder dumps\n"
+    "                       (DIR/hv-flight.<job>.rank<W>.json) and prints verdicts, then\n"
+    "                       the evidence; --job ID picks one job's dumps\n"
+    "  --status [--job ID]  the same, live: asks each rank of a running job on this\n"
+    "                       machine (its status socket) where it is; one line per rank,\n"
+    "                       then the verdicts (job: the one running, or --job ID)\n"
+    "  --status --slurm-job ID[.STEP]\n"
+    "                       the same for a Slurm step of yours, on all its nodes (srun)\n"
+    "  --raw                with --status: the ranks' documents, one per line (JSON)\n"
     "  -v, --verbose        print each task's binding (and the mpirun command)\n"
     "  -h, --help           this text\n"
     "  --version            hvrun's version\n"
@@ -140,6 +150,12 @@ static void hvrun_parse(int argc, char **argv, hvrun_opts_t *o) {
     else if (!strcmp(a, "--topology")) o->topology = 1;
     else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--check")) o->check = 1;
+    else if (!strcmp(a, "--analyze")) o->analyze = hvrun_value(argc, argv, &i);
+    else if (!strcmp(a, "--status")) o->status = 1;
+    else if (!strcmp(a, "--job")) o->job = hvrun_value(argc, argv, &i);
+    else if (!strcmp(a, "--slurm-job")) o->slurm_job = hvrun_value(argc, argv, &i);
+    else if (!strcmp(a, "--local")) o->status_local = 1;
+    else if (!strcmp(a, "--raw")) o->status_raw = 1;
     else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = 1;
     else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(hvrun_usage_text, stdout);
@@ -156,6 +172,21 @@ static void hvrun_parse(int argc, char **argv, hvrun_opts_t *o) {
   }
   if (json && !o->topology) hvrun_die(NULL, 2, "--json goes with --topology");
   if (json) o->topology = 2;
+}
+
+/* --analyze and --status: read-only modes that take nothing else. */
+static void hvrun_validate_doctor(const hvrun_opts_t *o) {
+  const char *mode = o->analyze ? "--analyze" : "--status";
+  if (o->analyze && o->status) hvrun_die(NULL, 2, "conflicting options: --analyze and --status; run them one at a time");
+  if (o->prog_argv) hvrun_die(NULL, 2, "%s takes no program (got '%s')", mode, o->prog_argv[0]);
+  if (o->np || o->hosts || o->hostfile || o->restarts || o->check || o->topology || o->dry_run)
+    hvrun_die(NULL, 2, "%s goes with no launch option (-np, -H, --hostfile, --restarts, --check, --topology, --dry-run)",
+              mode);
+  if (o->analyze && (o->slurm_job || o->status_local || o->status_raw))
+    hvrun_die(NULL, 2, "%s goes with --status, not --analyze", o->slurm_job ? "--slurm-job" : o->status_local ? "--local" : "--raw");
+  if (o->slurm_job && (o->job || o->status_local || o->status_raw))
+    hvrun_die(NULL, 2, "--slurm-job does not go with %s (it names the job, and asks every node itself)",
+              o->job ? "--job" : o->status_local ? "--local" : "--raw");
 }
 
 /* Options that cannot go together, and what is missing; before anything runs. */
@@ -206,6 +237,13 @@ int main(int argc, char **argv) {
     return 2;
   }
   hvrun_parse(argc, argv, &o);
+  if (o.analyze || o.status) {
+    hvrun_validate_doctor(&o);
+    return o.analyze ? doctor_analyze_run(o.analyze, o.job) : doctor_status_run(o.job, o.slurm_job, o.status_raw);
+  }
+  if (o.job || o.slurm_job || o.status_local || o.status_raw)
+    hvrun_die(NULL, 2, "%s goes with --status%s", o.job ? "--job" : o.slurm_job ? "--slurm-job" : o.status_local ? "--local" : "--raw",
+              o.job ? " or --analyze" : "");
   int under = launch_env_present();
   hvrun_validate(&o, under);
   if (o.topology) return hvrun_topology(&o, under);

@@ -28,6 +28,7 @@
 #include "model_gpu.h"
 #include "restart_mark.h"
 #include "settings.h"
+#include "straggler_note.h"
 
 enum { MAX_EPOCH_RECORDS = 10001 }; /* --epochs is at most 10000 */
 
@@ -45,12 +46,14 @@ static int launcher_rank(void) {
 }
 
 /* The HV_* settings this program reads, strictly, before any data is loaded: the
- * trainer's (settings.h), HV_PROGRESS, and the tests' HV_CIFAR_CRASH_AT_STEP and
+ * trainer's (settings.h), HV_PROGRESS, HV_STRAGGLER_REPORT, and the tests' HV_CIFAR_CRASH_AT_STEP and
  * HV_CIFAR_CRASH_RANK. 0, or -1
  * with one line naming the variable, the value and what is accepted. */
 static int check_env(char *err, size_t errlen) {
   trainer_settings_t set;
   if (trainer_settings_read(&set, err, errlen)) return -1;
+  int straggler;
+  if (straggler_setting(&straggler, err, errlen)) return -1;
   const char *progress = getenv("HV_PROGRESS");
   if (progress && *progress && strcmp(progress, "bar") && strcmp(progress, "lines") &&
       strcmp(progress, "auto")) {
@@ -190,6 +193,8 @@ int main(int argc, char **argv) {
     cifar_data_free(&data);
     return leave(comm, 1);
   }
+  int straggler_on = 0; /* HV_STRAGGLER_REPORT, checked above on every rank */
+  straggler_setting(&straggler_on, err, sizeof err);
   cifar_train_t t;
   ok = cifar_train_init(&t, &a, comm, &data.train, &data.test, data.mean, data.std, err,
                         sizeof err) == 0;
@@ -351,9 +356,19 @@ int main(int argc, char **argv) {
       report_error(err);
       goto fail;
     }
+    /* HV_STRAGGLER_REPORT=1: the slowest rank of the epoch's steps (collective). */
+    char straggler[96] = "";
+    if (straggler_on) {
+      hv_straggler_t sr;
+      if (hv_straggler_report(comm, &sr) != HV_SUCCESS) {
+        report_error(hv_comm_last_error(comm));
+        goto fail;
+      }
+      straggler_format(straggler, sizeof straggler, sr.rank, sr.lag_ms, (unsigned long long)sr.steps);
+    }
     if (verbose) {
-      printf("Epoch %d/%d completed in %.2f seconds%s\n", epoch + 1, a.epochs, e.seconds,
-             partial ? " (stopped at --max-steps)" : "");
+      printf("Epoch %d/%d completed in %.2f seconds%s%s\n", epoch + 1, a.epochs, e.seconds,
+             partial ? " (stopped at --max-steps)" : "", straggler);
       printf("Validation Loss: %.4f, Validation Accuracy: %.4f\n", e.val_loss, e.val_acc);
       printf("Epoch Throughput: %.2f images/second\n", e.images_per_s);
       /* --comm-hook: what each rank contributed to the gradient collectives per step

@@ -26,6 +26,7 @@
 #include "nn_sched.h"
 #include "restart_mark.h"
 #include "settings.h"
+#include "straggler_note.h"
 
 static int g_rank = 0;
 
@@ -174,7 +175,9 @@ int main(int argc, char **argv) {
   /* The trainer's HV_* settings first: a typo is named before any data is read, not
    * at the first bootstrap's model. */
   trainer_settings_t set;
+  int straggler_on = 0; /* HV_STRAGGLER_REPORT */
   int failed = trainer_settings_read(&set, err, sizeof err) != 0 ||
+               straggler_setting(&straggler_on, err, sizeof err) != 0 ||
                load_data(&a, dir, &trd, &ted, err, sizeof err) != 0;
   if (!failed) {
     if (a.ood_image)
@@ -282,8 +285,17 @@ int main(int argc, char **argv) {
   if (sched.error != HV_SUCCESS) report_fatal(sched.err);
   nn_sched_free(&sched);
   if (my_failed) report_error(my_err);
+  /* The search's end is the one step all ranks share: the report says which rank the
+   * others waited for there (the one with the last bootstrap), and how long. */
+  hv_straggler_step(comm);
   if (!all_ok(comm, "nn/run_ok", my_failed)) {
     leave_job(comm);
+  }
+  char straggler[96] = "";
+  if (straggler_on) {
+    hv_straggler_t sr;
+    hv_check(comm, hv_straggler_report(comm, &sr), "hv_straggler_report");
+    straggler_format(straggler, sizeof straggler, sr.rank, sr.lag_ms, (unsigned long long)sr.steps);
   }
 
   /* ---- gather the tables ---- */
@@ -338,8 +350,8 @@ int main(int argc, char **argv) {
       double mean = 0;
       for (int b = 0; b < nb; ++b) mean += tee[b] / nb;
       printf("ensemble of %d: majority-vote test error %.2f%% (mean single model %.2f%%)\n"
-             "time taken: %.2f s on %d rank(s); outputs in %s (report.md)%s\n",
-             nb, 100 * ens, 100 * mean, now_s() - t_start, nranks, a.results,
+             "time taken: %.2f s on %d rank(s)%s; outputs in %s (report.md)%s\n",
+             nb, 100 * ens, 100 * mean, now_s() - t_start, nranks, straggler, a.results,
              w == 1 ? "; gnuplot not found, figures not drawn" : "");
     }
     free(best), free(epochs), free(rank_of), free(tre), free(tee), free(secs);

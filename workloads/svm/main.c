@@ -27,6 +27,7 @@
 #include "hv.h"
 #include "report.h"
 #include "restart_mark.h"
+#include "straggler_note.h"
 #include "svm_args.h"
 #include "svm_data.h"
 #include "svm_journal.h"
@@ -111,7 +112,9 @@ int main(int argc, char **argv) {
   svm_set_t tr, te;
   memset(&tr, 0, sizeof tr);
   memset(&te, 0, sizeof te);
-  int failed = (a.refit ? svm_data_load_pair(dir, a.train_size, a.test_size, &tr, &te, err, sizeof err)
+  int straggler_on = 0; /* HV_STRAGGLER_REPORT */
+  int failed = straggler_setting(&straggler_on, err, sizeof err) != 0 ||
+               (a.refit ? svm_data_load_pair(dir, a.train_size, a.test_size, &tr, &te, err, sizeof err)
                         : svm_data_load(dir, "train", a.train_size, &tr, err, sizeof err)) != 0;
   if (!failed && a.train_size > tr.n) {
     snprintf(err, sizeof err, "--train-size %d: %s has only %d training images", a.train_size,
@@ -200,6 +203,9 @@ int main(int argc, char **argv) {
   failed = cv_run(&tr, fold_of, a.folds, &g, owner, &o, errs, unit_cpu, &st, err, sizeof err) != 0;
   double my_s = now_s() - t0, my_cpu = cpu_s() - c0;
   if (failed) report_error(err);
+  /* The cross-validation is the one step all ranks share: the straggler report says
+   * which rank the others waited for at its end, and how long. */
+  hv_straggler_step(comm);
   if (!all_ok(comm, "svm/cv_ok", failed)) {
     leave_job(comm);
   }
@@ -212,6 +218,12 @@ int main(int argc, char **argv) {
   hv_check(comm, hv_allgather(comm, "svm/rank_cpu_seconds", &my_cpu, rank_cpu, 1, HV_FLOAT64),
            "gathering the timings");
   double cv_s = now_s() - t0;
+  char straggler[96] = "";
+  if (straggler_on) {
+    hv_straggler_t sr;
+    hv_check(comm, hv_straggler_report(comm, &sr), "hv_straggler_report");
+    straggler_format(straggler, sizeof straggler, sr.rank, sr.lag_ms, (unsigned long long)sr.steps);
+  }
   if (a.verbose)
     fprintf(stderr, "rank %d: %d units in %.2f s (kernel %.2f, solve %.2f, predict %.2f, %ld SMO "
             "iterations, %s kernel)\n", g_rank, st.units, my_s, st.kernel_s, st.solve_s,
@@ -244,7 +256,7 @@ int main(int argc, char **argv) {
   if (g_rank == 0) {
     printf("cross-validation took %.2f s (", cv_s);
     for (int k = 0; k < nranks; ++k) printf("%srank %d: %.2f s", k ? ", " : "", k, rank_s[k]);
-    printf(")\n\nmean validation error (%%), rows log10(gamma), columns log10(C):\n%8s", "");
+    printf(")%s\n\nmean validation error (%%), rows log10(gamma), columns log10(C):\n%8s", straggler, "");
     for (int ci = 0; ci < g.n_c; ++ci) printf(" %8.2f", g.log_c[ci]);
     printf("\n");
     for (int gi = 0; gi < g.n_gamma; ++gi) {
