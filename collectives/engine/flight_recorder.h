@@ -31,6 +31,7 @@
 #if defined(__x86_64__) && defined(__SSE2__) && !defined(HV__FR_TSAN)
 #define HV__FR_STREAM 1
 #else
+#define HV__FR_STREAM 0
 #endif
 #endif
 #if HV__FR_STREAM
