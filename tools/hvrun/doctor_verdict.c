@@ -345,6 +345,7 @@ out:
  * transfer is not a cut), and none is in user code: the hosts no longer hear each other. */
 static void verdict_node_waits(an_t *a) {
   int *accuser = calloc((size_t)a->n, sizeof(int)), *accused = calloc((size_t)a->n, sizeof(int));
+  int *follower = calloc((size_t)a->n, sizeof(int));
   int waiting = 0, ok = 1, hosts_differ = 0;
   double waited = INFINITY;
   for (int w = 0; accuser && accused && w < a->n && ok; w++) {
@@ -358,15 +359,29 @@ static void verdict_node_waits(an_t *a) {
       if (!strcmp(c->events[i].state, "running") && c->events[i].bytes > 0) running += (double)c->events[i].bytes;
     int long_wait = (!strcmp(c->phase, "negotiating") && age >= PENDING_OLD_S) ||
                     (!strcmp(c->phase, "executing") && age >= PENDING_OLD_S + running / 50e6);
-    if (!long_wait || p < 0 || p >= a->n || !a->host[p][0] || !strcmp(a->host[p], a->host[w])) ok = 0;
+    if (!long_wait) ok = 0;
+    else if (p < 0 || p >= a->n || !a->host[p][0] || !strcmp(a->host[p], a->host[w]))
+      follower[w] = 1; /* waits inside its node (a node barrier, a local peer) */
     else {
       accuser[w] = 1, accused[p] = 1, waiting++;
       hosts_differ = 1;
       if (age < waited) waited = age;
     }
   }
-  if (ok && waiting >= 2 && hosts_differ) verdict_node(a, accuser, accused, waited);
-  free(accuser), free(accused);
+  /* A rank waiting inside its node is held up by a local rank that waits across the
+   * network (the hierarchical allreduce's node phase behind its cross-node phase): it
+   * is part of the picture when some rank of its host accuses another host, and
+   * spoils it otherwise. */
+  for (int w = 0; ok && follower && w < a->n; w++) {
+    if (!follower[w]) continue;
+    int led = 0;
+    for (int v = 0; v < a->n; v++) led |= accuser[v] && !strcmp(a->host[v], a->host[w]);
+    if (!led) ok = 0;
+  }
+  for (int w = 0; ok && follower && w < a->n; w++)
+    if (follower[w]) accuser[w] = 1; /* named among those who wait */
+  if (ok && follower && waiting >= 2 && hosts_differ) verdict_node(a, accuser, accused, waited);
+  free(accuser), free(accused), free(follower);
 }
 
 /* ---- 5: mismatches ----------------------------------------------------------- */
