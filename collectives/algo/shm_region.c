@@ -36,7 +36,11 @@ void hv__shm_segment(const hv__shm_t *shm, size_t n, int q, size_t *start, size_
   *len = base + ((size_t)q < extra);
 }
 
-size_t hv__shm_half_bytes(const hv__shm_t *shm) { return (shm->slot_bytes / 2) & ~(size_t)63; }
+size_t hv__shm_tail_bytes(const hv__shm_t *shm) { return (shm->slot_bytes / 32) & ~(size_t)127; }
+
+size_t hv__shm_half_bytes(const hv__shm_t *shm) {
+  return ((shm->slot_bytes - hv__shm_tail_bytes(shm)) / 2) & ~(size_t)63;
+}
 
 /* Copies of 32 KiB and more go through 8 pages at once, 256 bytes from each in turn:
  * the hardware prefetcher follows each 4 KiB page on its own, so 8 streams keep 8 times
@@ -255,16 +259,20 @@ void hv__shm_destroy(hv__shm_t *shm) {
 /* A spinning wait on a peer's store: the fault polls and HV_TIMEOUT every 256 spins
  * (a local rank killed mid-wait never stores: fault.c sees its pid gone, or stopped,
  * and names it), and the core given away once the wait is long, or at once when the
- * node is oversubscribed (the awaited rank may be waiting for this core). */
+ * node is oversubscribed (the awaited rank may be waiting for this core). A wait that
+ * may sleep (for peers that may be idle: the engine's negotiation) sleeps after 1 ms,
+ * 2 us growing to 50 us, as hv__wait_mpi does. */
 typedef struct shm_spin {
   unsigned iter;
+  int sleeping;
+  long sleep_ns;
   double start;
   hv__wait_watch_t watch;
 } shm_spin_t;
 
-static hv_result_t shm_spin(hv__shm_t *shm, shm_spin_t *spin, const char *what) {
+static hv_result_t shm_spin(hv__shm_t *shm, shm_spin_t *spin, const char *what, int may_sleep) {
   if (shm->oversubscribed && (spin->iter & 15) == 15) sched_yield();
-  if ((++spin->iter & 255) != 0) return HV_SUCCESS;
+  if ((++spin->iter & 255) != 0 && !spin->sleeping) return HV_SUCCESS;
   if (spin->iter == 256) {
     spin->start = hv__now_us();
     return HV_SUCCESS;
@@ -272,7 +280,14 @@ static hv_result_t shm_spin(hv__shm_t *shm, shm_spin_t *spin, const char *what) 
   double waited = hv__now_us() - spin->start;
   HV_CHECK(hv__algo_host_poll(shm->host, &spin->watch, waited, what));
   if (shm->host->timeout_s > 0 && waited > shm->host->timeout_s * 1e6) return hv__algo_host_timeout(shm->host, what);
-  if (waited > 50) sched_yield();
+  if (may_sleep && waited > 1000) {
+    if (!spin->sleeping) spin->sleeping = 1, spin->sleep_ns = 2000;
+    struct timespec ts = {0, spin->sleep_ns};
+    nanosleep(&ts, NULL);
+    if (spin->sleep_ns < 50000) spin->sleep_ns *= 2;
+  } else if (waited > 50) {
+    sched_yield();
+  }
   return HV_SUCCESS;
 }
 
@@ -286,7 +301,7 @@ hv_result_t hv__shm_barrier(hv__shm_t *shm) {
   }
   shm_spin_t spin = {0};
   while (atomic_load_explicit(&shm->header->sense, memory_order_acquire) != sense)
-    HV_CHECK(shm_spin(shm, &spin, "a shared-memory barrier of the node"));
+    HV_CHECK(shm_spin(shm, &spin, "a shared-memory barrier of the node", 0));
   return HV_SUCCESS;
 }
 
@@ -300,11 +315,12 @@ void hv__shm_post(hv__shm_t *shm, unsigned long step) {
   atomic_store_explicit(&shm->flags[shm->local_rank].step, step, memory_order_release);
 }
 
-hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step) {
+hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step, int may_sleep) {
   shm_spin_t spin = {0};
+  const char *what = may_sleep ? "negotiation with the node's ranks in shared memory" : "a shared-memory flag of a node peer";
   for (int q = 0; q < shm->local_size; q++)
     if (q != shm->local_rank)
       while (atomic_load_explicit(&shm->flags[q].step, memory_order_acquire) < step)
-        HV_CHECK(shm_spin(shm, &spin, "a shared-memory flag of a node peer"));
+        HV_CHECK(shm_spin(shm, &spin, what, may_sleep));
   return HV_SUCCESS;
 }

@@ -42,6 +42,8 @@ typedef struct hv__shm {
    * (the same on every local rank), and flags_pending says a peer may still be reading
    * a half, so a user of whole slots (allreduce_hier_shm.c) must settle first. */
   unsigned long steps;
+  unsigned long halves; /* the allreduce's steps: which half-slot is next */
+  unsigned long ands;   /* the AND's calls: which half of the tail is next */
   int flags_pending;
   /* More local ranks than this machine has cores: a rank waiting for a peer gives
    * its core away at once, because the peer it waits for may need it. */
@@ -68,8 +70,10 @@ char *hv__shm_slot(const hv__shm_t *shm, int local_rank);
 /* Segment q of an n-element piece split over the local ranks (the first n % l get one
  * more): the part local rank q reduces. */
 void hv__shm_segment(const hv__shm_t *shm, size_t n, int q, size_t *start, size_t *len);
-/* Bytes of half a slot (64-byte aligned): the small allreduce's alternating halves. */
+/* Bytes of half a slot (64-byte aligned): the allreduce's alternating halves, which
+ * leave the slot's tail (a 32nd, 128-byte aligned) to the node's AND (shm_and.c). */
 size_t hv__shm_half_bytes(const hv__shm_t *shm);
+size_t hv__shm_tail_bytes(const hv__shm_t *shm);
 /* Waits until every local rank arrived; HV_ERR_TIMEOUT after the communicator's
  * HV_TIMEOUT (a local peer died or stopped). */
 hv_result_t hv__shm_barrier(hv__shm_t *shm);
@@ -96,7 +100,8 @@ hv_result_t hv__shm_settle(hv__shm_t *shm);
  * wrote before is visible to a peer that sees the flag). */
 void hv__shm_post(hv__shm_t *shm, unsigned long step);
 /* Waits until every other local rank's flag reached `step` (acquire loads); bounded
- * by HV_TIMEOUT and the fault polls, as the barrier. */
-hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step);
+ * by HV_TIMEOUT and the fault polls, as the barrier; may_sleep: peers may be idle (the
+ * negotiation), so a long wait sleeps instead of spinning. */
+hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step, int may_sleep);
 
 #endif

@@ -11,7 +11,9 @@
  * int32 sums and float32 maxima too, and float64 and float32 sums of random values
  * must lie within the rounding bound of a float64 (long double) reference and be
  * bitwise the same on every rank. Then 300 calls back to back whose sizes alternate
- * between the paths, each checked, for the halves' reuse without a closing wait.
+ * between the paths, each checked, for the halves' reuse without a closing wait, with
+ * the node's AND (shm_and.c, the engine's negotiation) between them, sometimes twice
+ * in a row.
  * Nothing past a count may be written. Exit status 1 on any failure. */
 #include <math.h>
 #include <mpi.h>
@@ -177,6 +179,28 @@ static void run_case(rank_env_t *env, const case_spec_t *c) {
   free(recv);
 }
 
+/* The node's AND (shm_and.c, the engine's negotiation vector) between allreduces:
+ * word i of rank r has every bit set but bit (i + r + round) % 64 and, in word 0,
+ * bit 63 - r. */
+static void check_and(rank_env_t *env, int round) {
+  enum { WORDS = 33 };
+  uint64_t in[WORDS], out[WORDS];
+  EXPECT(hv__shm_and_usable(&env->shm, WORDS), "rank %d: the AND does not fit the slot's tail", env->rank);
+  for (size_t i = 0; i < WORDS; i++) in[i] = ~(1ull << ((i + (size_t)env->rank + (size_t)round) % 64));
+  in[0] &= ~(1ull << (63 - env->rank));
+  hv_result_t rc = hv__shm_and(&env->shm, in, out, WORDS);
+  EXPECT(rc == HV_SUCCESS, "rank %d: AND round %d: %s", env->rank, round, hv_strerror(rc));
+  for (size_t i = 0; i < WORDS; i++) {
+    uint64_t want = ~0ull;
+    for (int r = 0; r < env->size; r++) {
+      want &= ~(1ull << ((i + (size_t)r + (size_t)round) % 64));
+      if (i == 0) want &= ~(1ull << (63 - r));
+    }
+    EXPECT(out[i] == want, "rank %d: AND round %d word %zu: %016llx, expected %016llx", env->rank, round, i,
+           (unsigned long long)out[i], (unsigned long long)want);
+  }
+}
+
 static void run_cases(rank_env_t *env) {
   /* float32 elements: 1,024 is 4 KiB (whole-step at 2 ranks), 8,192 32 KiB (2 ranks'
    * segments of 16 KiB: one pass), 16,411 (segments past 32 KiB: 4 pages at a time),
@@ -199,8 +223,11 @@ static void run_cases(rank_env_t *env) {
   /* Back to back, sizes switching paths every call: a half-slot is written again two
    * steps later with no closing wait, so a missing or misplaced wait shows here. */
   static const size_t cycle[] = {700, 9000, 40000, 1025, 33000, 257};
-  for (int round = 0; round < 300; round++)
+  for (int round = 0; round < 300; round++) {
     run_case(env, &(case_spec_t){HV_FLOAT32, HV_SUM, 0, cycle[round % 6], round % 3, round});
+    if (round % 3 != 1) check_and(env, round);
+    if (round % 3 == 2) check_and(env, round + 1000); /* two in a row, as idle negotiation rounds */
+  }
   EXPECT(env->shm.runs > runs, "rank %d: the allreduce never ran in shared memory", env->rank);
 }
 

@@ -103,7 +103,7 @@ raw=$work/raw.txt
 : > "$raw"
 # p50 of each table of an hvbench run, as "TAG SIZE P50".
 hvbench_p50() {
-  awk -v tag_auto="$1" '
+  awk '
     /^# hv:|^# alg:|^# mpi:/ { split($2, a, ":"); t = a[1] == "mpi" ? "ompi" : $2; sub(/:$/, "", t); next }
     t != "" && $1 ~ /^[0-9]+$/ && NF >= 17 { print t, $1, $16 }'
 }
