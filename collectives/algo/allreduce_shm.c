@@ -111,7 +111,7 @@ static hv_result_t shm_step(hv__shm_t *shm, const hv__piece_t *p, size_t np, siz
   if ((size_t)(l - 1) * n * es <= REDUCE_ALL_PEER_BYTES) {
     copy_pieces(mine, done, p, np, done, n, es, 1);
     hv__shm_post(shm, 2 * t - 1);
-    HV_CHECK(hv__shm_wait_all(shm, 2 * t - 1, 0));
+    HV_CHECK(hv__shm_wait_all(shm, 2 * t - 1, 0, NULL));
     reduce_all_ordered(shm, half, p, np, done, n, es, dtype, op);
     return HV_SUCCESS;
   }
@@ -121,7 +121,7 @@ static hv_result_t shm_step(hv__shm_t *shm, const hv__piece_t *p, size_t np, siz
     if (q != me) copy_pieces(mine, done, p, np, done + qa, qlen, es, 1);
   }
   hv__shm_post(shm, 2 * t - 1);
-  HV_CHECK(hv__shm_wait_all(shm, 2 * t - 1, 0));
+  HV_CHECK(hv__shm_wait_all(shm, 2 * t - 1, 0, NULL));
   step_segment(n, l, me, es, &a, &len);
   /* My segment, tensor by tensor: received = sent op the others' half-slots, published
    * in mine. */
@@ -133,7 +133,7 @@ static hv_result_t shm_step(hv__shm_t *shm, const hv__piece_t *p, size_t np, siz
     at += k;
   }
   hv__shm_post(shm, 2 * t);
-  HV_CHECK(hv__shm_wait_all(shm, 2 * t, 0));
+  HV_CHECK(hv__shm_wait_all(shm, 2 * t, 0, NULL));
   for (int q = 0; q < l; q++) {
     step_segment(n, l, q, es, &qa, &qlen);
     if (q != me) copy_pieces(hv__shm_slot(shm, q) + half, done, p, np, done + qa, qlen, es, 0);

@@ -18,13 +18,14 @@ int hv__shm_and_usable(const hv__shm_t *shm, size_t words) {
   return shm && shm->header && words * sizeof(uint64_t) <= hv__shm_tail_bytes(shm) / 2;
 }
 
-hv_result_t hv__shm_and(hv__shm_t *shm, const uint64_t *in, uint64_t *out, size_t words) {
+hv_result_t hv__shm_and(hv__shm_t *shm, const uint64_t *in, uint64_t *out, size_t words,
+                        const char (*hosts)[64]) {
   const unsigned long t = ++shm->steps;
   const size_t half = 2 * hv__shm_half_bytes(shm) + (++shm->ands & 1u) * (hv__shm_tail_bytes(shm) / 2);
   shm->flags_pending = 1;
   memcpy(hv__shm_slot(shm, shm->local_rank) + half, in, words * sizeof(uint64_t));
   hv__shm_post(shm, 2 * t - 1);
-  HV_CHECK(hv__shm_wait_all(shm, 2 * t - 1, 1));
+  HV_CHECK(hv__shm_wait_all(shm, 2 * t - 1, 1, hosts));
   memcpy(out, in, words * sizeof(uint64_t));
   for (int q = 0; q < shm->local_size; q++) {
     if (q == shm->local_rank) continue;

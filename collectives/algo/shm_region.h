@@ -101,7 +101,9 @@ hv_result_t hv__shm_settle(hv__shm_t *shm);
 void hv__shm_post(hv__shm_t *shm, unsigned long step);
 /* Waits until every other local rank's flag reached `step` (acquire loads); bounded
  * by HV_TIMEOUT and the fault polls, as the barrier; may_sleep: peers may be idle (the
- * negotiation), so a long wait sleeps instead of spinning. */
-hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step, int may_sleep);
+ * negotiation), so a long wait sleeps instead of spinning. hosts (or NULL): the host
+ * of each local rank, whose local rank is its rank in the job (one node): a long wait
+ * then names "rank Q on host H" in its fault and timeout messages. */
+hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step, int may_sleep, const char (*hosts)[64]);
 
 #endif

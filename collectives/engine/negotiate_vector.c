@@ -32,7 +32,7 @@ static void and_into(uint64_t *acc, const uint64_t *other, int words) {
 
 hv_result_t hv__negotiate_vector_and(hv_comm_t *comm, const uint64_t *in, uint64_t *out, uint64_t *tmp, int words) {
   if (comm->size > 1 && comm->local_size == comm->size && hv__shm_and_usable(&comm->shm, (size_t)words))
-    return hv__shm_and(&comm->shm, in, out, (size_t)words);
+    return hv__shm_and(&comm->shm, in, out, (size_t)words, (const char(*)[64])comm->hosts);
   int n = comm->size, r = comm->rank;
   for (int i = 0; i < words; i++) out[i] = in[i];
   if (n == 1) return HV_SUCCESS;

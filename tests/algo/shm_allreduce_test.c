@@ -188,7 +188,7 @@ static void check_and(rank_env_t *env, int round) {
   EXPECT(hv__shm_and_usable(&env->shm, WORDS), "rank %d: the AND does not fit the slot's tail", env->rank);
   for (size_t i = 0; i < WORDS; i++) in[i] = ~(1ull << ((i + (size_t)env->rank + (size_t)round) % 64));
   in[0] &= ~(1ull << (63 - env->rank));
-  hv_result_t rc = hv__shm_and(&env->shm, in, out, WORDS);
+  hv_result_t rc = hv__shm_and(&env->shm, in, out, WORDS, NULL);
   EXPECT(rc == HV_SUCCESS, "rank %d: AND round %d: %s", env->rank, round, hv_strerror(rc));
   for (size_t i = 0; i < WORDS; i++) {
     uint64_t want = ~0ull;
