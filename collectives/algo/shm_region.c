@@ -315,14 +315,20 @@ void hv__shm_post(hv__shm_t *shm, unsigned long step) {
   atomic_store_explicit(&shm->flags[shm->local_rank].step, step, memory_order_release);
 }
 
-hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step, int may_sleep, const char (*hosts)[64]) {
+void hv__shm_post_and(hv__shm_t *shm, unsigned long step) {
+  atomic_store_explicit(&shm->flags[shm->local_rank].and_step, step, memory_order_release);
+}
+
+hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step, int and_flags, const char (*hosts)[64]) {
   shm_spin_t spin = {0};
   char what[192];
-  snprintf(what, sizeof what, "%s", may_sleep ? "negotiation in the node's shared memory" : "a shared-memory flag of a node peer");
+  const int may_sleep = and_flags;
+  snprintf(what, sizeof what, "%s", and_flags ? "negotiation in the node's shared memory" : "a shared-memory flag of a node peer");
   for (int q = 0; q < shm->local_size; q++) {
     int named = 0;
+    atomic_ulong *flag = and_flags ? &shm->flags[q].and_step : &shm->flags[q].step;
     if (q != shm->local_rank)
-      while (atomic_load_explicit(&shm->flags[q].step, memory_order_acquire) < step) {
+      while (atomic_load_explicit(flag, memory_order_acquire) < step) {
         /* Once the wait is long (20 ms, as hv__wait_mpi_described), name the rank
          * waited for: a stopped or lost peer shows there. */
         if (hosts && !named && spin.iter > 256 && (spin.sleeping || (spin.iter & 255) == 255) &&

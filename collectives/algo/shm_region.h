@@ -20,12 +20,15 @@ typedef struct hv__shm_header {
   _Alignas(64) atomic_uint sense;
 } hv__shm_header_t;
 
-/* A local rank's flag: the last step it finished (allreduce_shm.c says which). Written
- * by its rank only, read by the others. 128 bytes apart: Intel's adjacent-line
- * prefetcher fetches lines in pairs, and a neighbour's flag in the pair would be
- * invalidated by every post. */
+/* A local rank's flags: the last allreduce step it finished (allreduce_shm.c says
+ * which) and the last AND (shm_and.c). Written by its rank only, read by the others.
+ * 128 bytes apart: Intel's adjacent-line prefetcher fetches lines in pairs, and a
+ * neighbour's flag in the pair would be invalidated by every post. The two sequences
+ * are independent: the engine's negotiation (the AND) may run on its thread while a
+ * user thread runs an allreduce alone (hv_bench_allreduce_algorithm). */
 typedef struct hv__shm_flag {
   _Alignas(128) atomic_ulong step;
+  _Alignas(128) atomic_ulong and_step;
 } hv__shm_flag_t;
 
 typedef struct hv__shm {
@@ -43,7 +46,7 @@ typedef struct hv__shm {
    * a half, so a user of whole slots (allreduce_hier_shm.c) must settle first. */
   unsigned long steps;
   unsigned long halves; /* the allreduce's steps: which half-slot is next */
-  unsigned long ands;   /* the AND's calls: which half of the tail is next */
+  unsigned long ands;   /* the AND's calls (its own sequence and flags, the slots' tail) */
   int flags_pending;
   /* More local ranks than this machine has cores: a rank waiting for a peer gives
    * its core away at once, because the peer it waits for may need it. */
@@ -100,10 +103,13 @@ hv_result_t hv__shm_settle(hv__shm_t *shm);
  * wrote before is visible to a peer that sees the flag). */
 void hv__shm_post(hv__shm_t *shm, unsigned long step);
 /* Waits until every other local rank's flag reached `step` (acquire loads); bounded
- * by HV_TIMEOUT and the fault polls, as the barrier; may_sleep: peers may be idle (the
- * negotiation), so a long wait sleeps instead of spinning. hosts (or NULL): the host
- * of each local rank, whose local rank is its rank in the job (one node): a long wait
- * then names "rank Q on host H" in its fault and timeout messages. */
-hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step, int may_sleep, const char (*hosts)[64]);
+ * by HV_TIMEOUT and the fault polls, as the barrier. and_flags: the AND's flags
+ * instead of the allreduce's, and a long wait sleeps (peers may be idle between
+ * negotiation rounds). hosts (or NULL): the host of each local rank, whose local rank
+ * is its rank in the job (one node): a long wait then names "rank Q on host H" in its
+ * fault and timeout messages. */
+hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step, int and_flags, const char (*hosts)[64]);
+/* hv__shm_post for the AND's flag. */
+void hv__shm_post_and(hv__shm_t *shm, unsigned long step);
 
 #endif
