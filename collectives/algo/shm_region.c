@@ -260,8 +260,9 @@ void hv__shm_destroy(hv__shm_t *shm) {
  * (a local rank killed mid-wait never stores: fault.c sees its pid gone, or stopped,
  * and names it), and the core given away once the wait is long, or at once when the
  * node is oversubscribed (the awaited rank may be waiting for this core). A wait that
- * may sleep (for peers that may be idle: the engine's negotiation) sleeps after 1 ms,
- * 2 us growing to 50 us, as hv__wait_mpi does. */
+ * may sleep (for peers that may be idle: the engine's negotiation) sleeps after 1 ms
+ * (50 us without a spare core, host->spin_ok 0), 2 us growing to 50 us, as
+ * hv__wait_mpi does. */
 typedef struct shm_spin {
   unsigned iter;
   int sleeping;
@@ -280,7 +281,7 @@ static hv_result_t shm_spin(hv__shm_t *shm, shm_spin_t *spin, const char *what, 
   double waited = hv__now_us() - spin->start;
   HV_CHECK(hv__algo_host_poll(shm->host, &spin->watch, waited, what));
   if (shm->host->timeout_s > 0 && waited > shm->host->timeout_s * 1e6) return hv__algo_host_timeout(shm->host, what);
-  if (may_sleep && waited > 1000) {
+  if (may_sleep && waited > (shm->host->spin_ok ? 1000 : 50)) {
     if (!spin->sleeping) spin->sleeping = 1, spin->sleep_ns = 2000;
     struct timespec ts = {0, spin->sleep_ns};
     nanosleep(&ts, NULL);
