@@ -33,7 +33,6 @@
  * write those: the engine's packing into a fusion buffer and unpacking out of it
  * (two more passes over the whole batch, half the time of 256 fused 4 KiB tensors)
  * are not needed. A plain buffer is one piece. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "algo.h"
