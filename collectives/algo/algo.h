@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "checks.h"
 #include "host.h"
@@ -165,6 +166,11 @@ int hv__allreduce_shm_usable(const hv__algo_ctx_t *ctx);
  * receive buffers: the fusion buffer's packing and unpacking copies are not needed. */
 hv_result_t hv__allreduce_shm_pieces(hv__algo_ctx_t *ctx, const hv__piece_t *pieces, size_t npieces,
                                      hv_dtype_t dtype, hv_op_t op);
+/* Bitwise AND of `words` 64-bit words over the node's ranks through its shared memory
+ * (shm_and.c: the engine's negotiation vector when the job is on one node), usable when
+ * shm is set up and the words fit half the slots' tail. hosts: as hv__shm_wait_all's. */
+int hv__shm_and_usable(const hv__shm_t *shm, size_t words);
+hv_result_t hv__shm_and(hv__shm_t *shm, const uint64_t *in, uint64_t *out, size_t words, const char (*hosts)[64]);
 /* The hierarchical allreduce with its node phases in shared memory (ctx->shm). */
 hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);
 hv_result_t hv__allreduce_mpi(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_dtype_t dtype, hv_op_t op);

@@ -66,7 +66,8 @@ hv_result_t hv__allreduce_hier_shm(hv__algo_ctx_t *ctx, void *buf, size_t count,
                                            : hv__allreduce_ring(ctx->cross, buf, count, dtype, op);
   const size_t es = hv_dtype_size(dtype);
   const int l = shm->local_size, me = shm->local_rank;
-  const size_t stage_bytes = (shm->slot_bytes / STAGES) & ~(size_t)63;
+  /* The slot but its tail, which the node's AND (shm_and.c) keeps to itself. */
+  const size_t stage_bytes = (2 * hv__shm_half_bytes(shm) / STAGES) & ~(size_t)63;
   const size_t piece = stage_bytes / es;
   const size_t pieces = (count + piece - 1) / piece;
   char *data = buf;

@@ -2,13 +2,15 @@
  *
  * Decision table for HV_ALLREDUCE_ALGO=auto (measured with hvbench on one node and
  * on emulated nodes, and simulated on fat trees of 16 to 1,024 nodes: the README):
- *   one node with shared memory, any size      -> shm: small buffers with one barrier,
- *                                                large ones copied in and out once
+ *   one node with shared memory, any size      -> shm: flags instead of barriers;
+ *                                                small buffers one flag wait, larger
+ *                                                ones copied in and out once
  *                                                (2 ranks, --no-engine, medians of 3:
  *                                                1.09x MPI at 4 KiB, 1.1-2.6x up to
  *                                                16 MiB, 4.2-4.4x at 64-256 MiB; the
  *                                                ring over MPI 0.8-1.2x up to 16 MiB,
- *                                                recursive doubling 0.30x at 4 KiB)
+ *                                                recursive doubling 0.30x at 4 KiB;
+ *                                                against Intel MPI: README)
  *   size <= HV_SMALL_ALLREDUCE_BYTES (64 KiB)  -> recursive doubling: log2(p) latency
  *   (with HV_LINK_GBITS: the crossover of       steps beat the ring's 2(p-1)
  *   rd_limit below, on one rank per node)

@@ -1,31 +1,31 @@
 /* allreduce_shm.c: allreduce through the node's shared-memory slots (shm_region.h),
  * for jobs on one node (allreduce_hier_shm.c pipelines the same node phases with a
- * cross-node phase).
+ * cross-node phase), synchronised by one flag per rank instead of barriers.
  *
- * Piece by piece (a slot's size at a time), with l ranks on the node, rank i owning
- * segment i of the piece:
- *   1. every rank copies the segments the others own into its own slot
- *                                                   ((l-1)/l of the piece)
- *   2. barrier; rank i reduces its segment in its own buffer, over the other slots,
- *      and publishes the result in its slot      (all ranks reduce in parallel)
- *   3. barrier; every rank copies the others' reduced segments out ((l-1)/l)
- *   4. before the slots are written again (the next piece, or the next call): barrier.
- * Through MPI, each intra-node message is copied twice (into a shared fragment and
- * out of it) and a ring moves 2(l-1)/l of the buffer that way; here each byte not
- * owned is copied in once and out once, and the owned segment never leaves the
- * buffer until it is published. With 2 ranks the memory traffic per rank is 2.5 S
- * read and 2 S written, against 3 S and 2.5 S when every byte went through the slot
- * both ways (measured: 1-4 MiB, in cache, where MPI's single-copy transfers are
- * hardest to beat). Each segment is reduced by one rank and copied by all, so every
- * rank gets bitwise the same result.
+ * The buffer goes in steps of at most half a slot; step t uses half t mod 2 of every
+ * slot. With l ranks on the node, rank i owning segment i of the step (segments cut
+ * at cache lines), a step is:
+ *   1. rank i copies the segments the others own into its half-slot ((l-1)/l of the
+ *      step) and posts its flag: 2t-1;
+ *   2. it waits for every other flag to reach 2t-1, reduces its own segment from its
+ *      send buffer and the others' half-slots into its receive buffer and into its
+ *      half-slot (where no peer reads in this phase), and posts 2t;
+ *   3. it waits for every other flag to reach 2t and copies the others' reduced
+ *      segments out of their half-slots ((l-1)/l).
+ * Small steps, where waiting costs more than bytes, skip phases 2-3 (one flag instead
+ * of two): every rank copies the whole step in, posts 2t-1, waits, and reduces the
+ * whole step from all half-slots in local-rank order (the same operations everywhere,
+ * so the same bits), straight into its receive buffer.
+ * No step ends with a wait: rank i writes half t mod 2 again in step t+2, after
+ * waiting in step t+1 for every flag to reach 2(t+1)-1, which each peer posts only
+ * once it has finished reading step t. Each segment is reduced by one rank and
+ * copied by all, so every rank gets bitwise the same result.
  *
- * Small buffers (at most HV_SMALL_ALLREDUCE_BYTES and half a slot), where barriers
- * cost more than bytes: every rank copies in, one barrier, and every rank reduces
- * the whole buffer over all slots in local-rank order (the same operations, so the
- * same bits everywhere). Consecutive small calls alternate between the two halves of
- * the slots, so none needs a closing barrier: a rank writes a half again two calls
- * later, after the barrier of the call in between, which every reader of that half
- * had reached. Measured on 2 ranks, 4 KiB: one barrier instead of three.
+ * Memory traffic per rank for a step of S bytes: S (l-1)/l copied in, S/l reduced
+ * against (l-1) S/l read from peers, S (l-1)/l copied out; a flag wait is one cache
+ * line crossing between cores (a barrier's counter is one line every rank writes,
+ * and needs a third for the slots' reuse). The flags' orders: a post is a release
+ * store after the data it announces, a wait an acquire load before reading it.
  *
  * The buffer is a list of pieces (algo.h): the tensors of a fused batch where the
  * caller keeps them. Copies into the slots read the pieces' send buffers, the
@@ -37,6 +37,15 @@
 
 #include "algo.h"
 #include "reduce.h"
+
+/* Steps whose peers' bytes (l-1) S are at most this are reduced whole by every rank
+ * (one flag wait instead of two). Measured on 2 ranks (hvbench --no-engine, p50):
+ * 4 KiB 1.50 us against 1.64 with both phases; 8 KiB 2.5 against 2.1, 16 KiB 4.7
+ * against 3.8: reading a whole peer's step from another core's cache soon costs more
+ * than the second wait. */
+#define REDUCE_ALL_PEER_BYTES ((size_t)4 << 10)
+/* The ordered whole-step reduction's blocks (dst stays in L1 across the half-slots). */
+#define ORDERED_BLOCK_BYTES ((size_t)8 << 10)
 
 /* The last piece starting at or before element at (pieces are in order). */
 static size_t piece_at(const hv__piece_t *p, size_t n, size_t at) {
@@ -56,68 +65,89 @@ static void copy_pieces(char *slot, size_t base, const hv__piece_t *p, size_t n,
                         int to_slot) {
   for (size_t i = piece_at(p, n, at); len; i++) {
     size_t off = at - p[i].start, k = p[i].count - off < len ? p[i].count - off : len;
-    if (k && to_slot) memcpy(slot + (at - base) * es, p[i].send + off * es, k * es);
-    if (k && !to_slot) memcpy(p[i].recv + off * es, slot + (at - base) * es, k * es);
+    if (k && to_slot) hv__shm_copy(slot + (at - base) * es, p[i].send + off * es, k * es);
+    if (k && !to_slot) hv__shm_copy(p[i].recv + off * es, slot + (at - base) * es, k * es);
     at += k;
     len -= k;
   }
 }
 
-static hv_result_t shm_small(hv__algo_ctx_t *ctx, const hv__piece_t *p, size_t n, size_t count,
-                             hv_dtype_t dtype, hv_op_t op) {
-  hv__shm_t *shm = ctx->shm;
-  const size_t es = hv_dtype_size(dtype);
-  if (shm->whole_pending) HV_CHECK(hv__shm_settle(shm));
-  const size_t half = (shm->small_calls++ & 1u) * hv__shm_half_bytes(shm);
-  copy_pieces(hv__shm_slot(shm, shm->local_rank) + half, 0, p, n, 0, count, es, 1);
-  HV_CHECK(hv__shm_barrier(shm));
-  /* recv = slot 0 op slot 1 op ...: the first two in one pass, no copy of slot 0 first. */
-  if (shm->local_size == 1) copy_pieces(hv__shm_slot(shm, 0) + half, 0, p, n, 0, count, es, 0);
-  for (size_t i = 0; i < n; i++)
-    for (int q = 1; q < shm->local_size; q++)
-      if (p[i].count)
-        hv__reduce_to(p[i].recv, q == 1 ? hv__shm_slot(shm, 0) + half + p[i].start * es : p[i].recv,
-                      hv__shm_slot(shm, q) + half + p[i].start * es, p[i].count, dtype, op);
-  shm->small_pending = 1;
+/* Segment q of an n-element step over l ranks, cut at 64-byte boundaries (so no
+ * cache line holds two ranks' results); the last rank also takes the tail. */
+static void step_segment(size_t n, int l, int q, size_t es, size_t *start, size_t *len) {
+  const size_t g = 64 / es, units = n / g, base = units / (size_t)l, extra = units % (size_t)l;
+  const size_t uq = (size_t)q;
+  *start = (uq * base + (uq < extra ? uq : extra)) * g;
+  *len = (base + (uq < extra)) * g + (q == l - 1 ? n % g : 0);
+}
+
+/* recv of the step's elements [done, done + n) = half-slot 0 op half-slot 1 op ... ,
+ * per piece, in blocks that stay in L1 between the reductions with each half-slot. */
+static void reduce_all_ordered(hv__shm_t *shm, size_t half, const hv__piece_t *p, size_t np, size_t done, size_t n,
+                               size_t es, hv_dtype_t dtype, hv_op_t op) {
+  const size_t block = ORDERED_BLOCK_BYTES / es;
+  const int l = shm->local_size;
+  for (size_t at = done, i = piece_at(p, np, at), stop = done + n; at < stop; i++) {
+    size_t off = at - p[i].start, k = p[i].count - off < stop - at ? p[i].count - off : stop - at;
+    for (size_t b = 0; b < k; b += block) {
+      const size_t m = k - b < block ? k - b : block, slot_at = half + (at + b - done) * es;
+      char *dst = p[i].recv + (off + b) * es;
+      if (l == 1) memcpy(dst, hv__shm_slot(shm, 0) + slot_at, m * es);
+      else hv__reduce_to(dst, hv__shm_slot(shm, 0) + slot_at, hv__shm_slot(shm, 1) + slot_at, m, dtype, op);
+      for (int q = 2; q < l; q++) hv__reduce(dst, hv__shm_slot(shm, q) + slot_at, m, dtype, op);
+    }
+    at += k;
+  }
+}
+
+/* One step: elements [done, done + n) of the pieces. */
+static hv_result_t shm_step(hv__shm_t *shm, const hv__piece_t *p, size_t np, size_t done, size_t n, size_t es,
+                            hv_dtype_t dtype, hv_op_t op) {
+  const int l = shm->local_size, me = shm->local_rank;
+  const unsigned long t = ++shm->steps;
+  const size_t half = (++shm->halves & 1u) * hv__shm_half_bytes(shm);
+  char *mine = hv__shm_slot(shm, me) + half;
+  if ((size_t)(l - 1) * n * es <= REDUCE_ALL_PEER_BYTES) {
+    copy_pieces(mine, done, p, np, done, n, es, 1);
+    hv__shm_post(shm, 2 * t - 1);
+    HV_CHECK(hv__shm_wait_all(shm, 2 * t - 1, 0, NULL));
+    reduce_all_ordered(shm, half, p, np, done, n, es, dtype, op);
+    return HV_SUCCESS;
+  }
+  size_t a, len, qa, qlen;
+  for (int q = 0; q < l; q++) {
+    step_segment(n, l, q, es, &qa, &qlen);
+    if (q != me) copy_pieces(mine, done, p, np, done + qa, qlen, es, 1);
+  }
+  hv__shm_post(shm, 2 * t - 1);
+  HV_CHECK(hv__shm_wait_all(shm, 2 * t - 1, 0, NULL));
+  step_segment(n, l, me, es, &a, &len);
+  /* My segment, tensor by tensor: received = sent op the others' half-slots, published
+   * in mine. */
+  for (size_t at = done + a, i = piece_at(p, np, at), end = at + len; at < end; i++) {
+    size_t off = at - p[i].start, k = p[i].count - off < end - at ? p[i].count - off : end - at;
+    if (k)
+      HV_CHECK(hv__shm_reduce_segment(shm, p[i].recv + off * es, p[i].send + off * es, mine + (at - done) * es,
+                                      half + (at - done) * es, k, dtype, op, NULL));
+    at += k;
+  }
+  hv__shm_post(shm, 2 * t);
+  HV_CHECK(hv__shm_wait_all(shm, 2 * t, 0, NULL));
+  for (int q = 0; q < l; q++) {
+    step_segment(n, l, q, es, &qa, &qlen);
+    if (q != me) copy_pieces(hv__shm_slot(shm, q) + half, done, p, np, done + qa, qlen, es, 0);
+  }
   return HV_SUCCESS;
 }
 
 static hv_result_t shm_run(hv__algo_ctx_t *ctx, const hv__piece_t *p, size_t np, size_t count,
                            hv_dtype_t dtype, hv_op_t op) {
   hv__shm_t *shm = ctx->shm;
-  const size_t es = hv_dtype_size(dtype);
+  const size_t es = hv_dtype_size(dtype), step = hv__shm_half_bytes(shm) / es;
   shm->runs++;
-  if (count * es <= ctx->host->small_allreduce_bytes && count * es <= hv__shm_half_bytes(shm))
-    return shm_small(ctx, p, np, count, dtype, op);
-  HV_CHECK(hv__shm_settle(shm));
-  int l = shm->local_size, me = shm->local_rank;
-  size_t piece = shm->slot_bytes / es;
-  char *mine = hv__shm_slot(shm, me);
-  for (size_t done = 0; done < count; done += piece) {
-    size_t n = count - done < piece ? count - done : piece;
-    if (done) HV_CHECK(hv__shm_barrier(shm)); /* step 4 of the previous piece */
-    size_t a, len, qa, qlen;
-    for (int q = 0; q < l; q++) {
-      hv__shm_segment(shm, n, q, &qa, &qlen);
-      if (q != me) copy_pieces(mine, done, p, np, done + qa, qlen, es, 1);
-    }
-    HV_CHECK(hv__shm_barrier(shm));
-    hv__shm_segment(shm, n, me, &a, &len);
-    /* My segment, tensor by tensor: received = sent op the others' slots, published in mine. */
-    for (size_t at = done + a, i = piece_at(p, np, at), end = at + len; at < end; i++) {
-      size_t off = at - p[i].start, k = p[i].count - off < end - at ? p[i].count - off : end - at;
-      if (k)
-        HV_CHECK(hv__shm_reduce_segment(shm, p[i].recv + off * es, p[i].send + off * es, mine + (at - done) * es,
-                                        (at - done) * es, k, dtype, op, NULL));
-      at += k;
-    }
-    HV_CHECK(hv__shm_barrier(shm));
-    for (int q = 0; q < l; q++) {
-      hv__shm_segment(shm, n, q, &qa, &qlen);
-      if (q != me) copy_pieces(hv__shm_slot(shm, q), done, p, np, done + qa, qlen, es, 0);
-    }
-  }
-  shm->whole_pending = 1; /* step 4 of the last piece: hv__shm_settle, in the next call */
+  shm->flags_pending = 1; /* the last steps end without a wait: hv__shm_settle */
+  for (size_t done = 0; done < count; done += step)
+    HV_CHECK(shm_step(shm, p, np, done, count - done < step ? count - done : step, es, dtype, op));
   return HV_SUCCESS;
 }
 

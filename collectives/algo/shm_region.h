@@ -2,8 +2,9 @@
  * the intra-node phases of allreduce on CPU buffers. Created once per communicator
  * (owner-only permissions, a name unique to the job, node and communicator) and
  * unlinked as soon as every local rank has mapped it, so nothing is left in
- * /dev/shm even when the job is killed. Holds one slot per local rank and a
- * sense-reversing barrier. */
+ * /dev/shm even when the job is killed. Holds one slot per local rank, a
+ * sense-reversing barrier, and one flag per local rank, each on a cache line of its
+ * own, that the allreduce (allreduce_shm.c) synchronises with instead of barriers. */
 #ifndef HV_SHM_REGION_H
 #define HV_SHM_REGION_H
 
@@ -19,22 +20,37 @@ typedef struct hv__shm_header {
   _Alignas(64) atomic_uint sense;
 } hv__shm_header_t;
 
+/* A local rank's flags: the last allreduce step it finished (allreduce_shm.c says
+ * which) and the last AND (shm_and.c). Written by its rank only, read by the others.
+ * 128 bytes apart: Intel's adjacent-line prefetcher fetches lines in pairs, and a
+ * neighbour's flag in the pair would be invalidated by every post. The two sequences
+ * are independent: the engine's negotiation (the AND) may run on its thread while a
+ * user thread runs an allreduce alone (hv_bench_allreduce_algorithm). */
+typedef struct hv__shm_flag {
+  _Alignas(128) atomic_ulong step;
+  _Alignas(128) atomic_ulong and_step;
+} hv__shm_flag_t;
+
 typedef struct hv__shm {
   hv__shm_header_t *header;
+  hv__shm_flag_t *flags; /* local_size of them, after the header */
   char *slots; /* local_size slots of slot_bytes, 64-byte aligned */
   size_t slot_bytes, map_bytes;
   int local_rank, local_size;
   unsigned my_sense;
   const hv__algo_host_t *host; /* its timeout and fault polls bound the barrier */
   int borrowed;                /* attached to the caller's memory: not unmapped here */
-  /* Small allreduces (allreduce_shm.c) alternate between the two halves of the slots
-   * and end without a barrier: small_calls picks the half, and small_pending says a
-   * peer may still be reading one, so a user of whole slots must settle first. */
-  unsigned small_calls;
-  int small_pending;
-  /* A large allreduce ended without its closing barrier: peers may still be copying
-   * out of any part of the slots, so even a small allreduce settles first. */
-  int whole_pending;
+  /* The allreduce (allreduce_shm.c) alternates between the two halves of the slots,
+   * synchronises with the flags and ends without a barrier: steps counts its pieces
+   * (the same on every local rank), and flags_pending says a peer may still be reading
+   * a half, so a user of whole slots (allreduce_hier_shm.c) must settle first. */
+  unsigned long steps;
+  unsigned long halves; /* the allreduce's steps: which half-slot is next */
+  unsigned long ands;   /* the AND's calls (its own sequence and flags, the slots' tail) */
+  int flags_pending;
+  /* More local ranks than this machine has cores: a rank waiting for a peer gives
+   * its core away at once, because the peer it waits for may need it. */
+  int oversubscribed;
   /* Collectives that went through the slots: proof for tests that shared memory ran. */
   unsigned long runs;
 } hv__shm_t;
@@ -57,8 +73,10 @@ char *hv__shm_slot(const hv__shm_t *shm, int local_rank);
 /* Segment q of an n-element piece split over the local ranks (the first n % l get one
  * more): the part local rank q reduces. */
 void hv__shm_segment(const hv__shm_t *shm, size_t n, int q, size_t *start, size_t *len);
-/* Bytes of half a slot (64-byte aligned): the small allreduce's alternating halves. */
+/* Bytes of half a slot (64-byte aligned): the allreduce's alternating halves, which
+ * leave the slot's tail (a 32nd, 128-byte aligned) to the node's AND (shm_and.c). */
 size_t hv__shm_half_bytes(const hv__shm_t *shm);
+size_t hv__shm_tail_bytes(const hv__shm_t *shm);
 /* Waits until every local rank arrived; HV_ERR_TIMEOUT after the communicator's
  * HV_TIMEOUT (a local peer died or stopped). */
 hv_result_t hv__shm_barrier(hv__shm_t *shm);
@@ -77,7 +95,21 @@ typedef struct hv__shm_poke {
 hv_result_t hv__shm_reduce_segment(const hv__shm_t *shm, char *dst, const char *own, char *publish,
                                    size_t slot_offset, size_t count, hv_dtype_t dtype, hv_op_t op,
                                    const hv__shm_poke_t *poke);
+/* memcpy into or out of a slot, fast for lines that another core's cache holds. */
+void hv__shm_copy(char *dst, const char *src, size_t bytes);
 /* Before writing whole slots: a barrier if a peer may still be reading them. */
 hv_result_t hv__shm_settle(hv__shm_t *shm);
+/* Publishes that this rank finished `step` (a release store to its flag: everything it
+ * wrote before is visible to a peer that sees the flag). */
+void hv__shm_post(hv__shm_t *shm, unsigned long step);
+/* Waits until every other local rank's flag reached `step` (acquire loads); bounded
+ * by HV_TIMEOUT and the fault polls, as the barrier. and_flags: the AND's flags
+ * instead of the allreduce's, and a long wait sleeps (peers may be idle between
+ * negotiation rounds). hosts (or NULL): the host of each local rank, whose local rank
+ * is its rank in the job (one node): a long wait then names "rank Q on host H" in its
+ * fault and timeout messages. */
+hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step, int and_flags, const char (*hosts)[64]);
+/* hv__shm_post for the AND's flag. */
+void hv__shm_post_and(hv__shm_t *shm, unsigned long step);
 
 #endif
