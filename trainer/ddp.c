@@ -102,7 +102,7 @@ static const ddp_transport_t device_transport = {device_broadcast, device_reduce
 static const ddp_transport_t device_compressed_transport = {device_broadcast, device_reduce_compressed,
                                                             device_wait, device_wait_all};
 
-static void ddp_fail(ddp_t *d, const char *fmt, ...) {
+__attribute__((format(printf, 2, 3))) static void ddp_fail(ddp_t *d, const char *fmt, ...) {
   if (d->failed) return; /* keep the first cause */
   va_list ap;
   va_start(ap, fmt);
