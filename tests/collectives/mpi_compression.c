@@ -24,11 +24,7 @@
 static int R, N;
 
 static double input(int rank, size_t i) {
-  uint64_t s = (uint64_t)(rank + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)i * 0xbf58476d1ce4e5b9ull;
-  s ^= s >> 31;
-  s *= 0x94d049bb133111ebull;
-  s ^= s >> 29;
-  double unit = (double)(s >> 11) / 9007199254740992.0 * 2 - 1; /* [-1, 1) */
+  double unit = test_unit_random(rank, i);
   double scale = (i % 3 == 0) ? 1000.0 : ((i % 3 == 1) ? 1.0 : 1e-3);
   return unit * scale;
 }

@@ -64,6 +64,16 @@ static inline void elem_set(void *buf, hv_dtype_t t, size_t i, double v) {
     if (bad_) check_failures++;                                                         \
   } while (0)
 
+/* A pseudo-random value in [-1, 1) for element i of rank `rank`, the same on every
+ * run (a splitmix-style mix of both): the compression tests' inputs. */
+static inline double test_unit_random(int rank, size_t i) {
+  uint64_t s = (uint64_t)(rank + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)i * 0xbf58476d1ce4e5b9ull;
+  s ^= s >> 31;
+  s *= 0x94d049bb133111ebull;
+  s ^= s >> 29;
+  return (double)(s >> 11) / 9007199254740992.0 * 2 - 1;
+}
+
 /* Rank r's input element i for op on n ranks: small integers (products of 1s and 2s
  * for PRODUCT, multiples of n for AVERAGE), so every reduction order gives the exact
  * test_expected value. */
