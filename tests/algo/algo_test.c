@@ -30,16 +30,7 @@ static atomic_int checks, failures;
  * rank is a simulated process and a case costs far more wall time). */
 static int quick;
 
-#define EXPECT(cond, ...)                                          \
-  do {                                                             \
-    atomic_fetch_add(&checks, 1);                                  \
-    if (!(cond)) {                                                 \
-      atomic_fetch_add(&failures, 1);                              \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);         \
-      fprintf(stderr, __VA_ARGS__);                                \
-      fputc('\n', stderr);                                         \
-    }                                                              \
-  } while (0)
+#define EXPECT(cond, ...) CHECK_ATOMIC(checks, failures, cond, __VA_ARGS__)
 
 /* One rank's view: its contexts over all ranks, its node and its cross group. */
 typedef struct rank_env {

@@ -30,16 +30,7 @@
 enum { SLOT = 256 << 10, MAX_RANKS = 16, GUARD = 8 };
 
 static atomic_int checks, failures;
-#define EXPECT(cond, ...)                                  \
-  do {                                                     \
-    atomic_fetch_add(&checks, 1);                          \
-    if (!(cond)) {                                         \
-      atomic_fetch_add(&failures, 1);                      \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-    }                                                      \
-  } while (0)
+#define EXPECT(cond, ...) CHECK_ATOMIC(checks, failures, cond, __VA_ARGS__)
 
 /* One rank: its context (transport and shared memory) and how it compares results
  * with the other ranks. */

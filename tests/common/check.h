@@ -61,6 +61,17 @@ __attribute__((format(printf, 3, 4), unused)) static void check_fail_line_(
     }                                                                               \
   } while (0)
 
+/* For tests whose ranks are threads: the counters are the caller's atomics (it
+ * includes <stdatomic.h>); the failed check's line is one write, as CHECK's. */
+#define CHECK_ATOMIC(checks, failures, cond, ...)                                     \
+  do {                                                                              \
+    atomic_fetch_add(&(checks), 1);                                                 \
+    if (!(cond)) {                                                                  \
+      atomic_fetch_add(&(failures), 1);                                             \
+      check_fail_line_(__FILE__, __LINE__, __VA_ARGS__);                            \
+    }                                                                               \
+  } while (0)
+
 #define CHECK_EQ_INT(a, b)                                                          \
   do {                                                                              \
     long long va_ = (long long)(a), vb_ = (long long)(b);                           \
