@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_HELD };
 
@@ -42,6 +43,7 @@ static void fill(dataloader_t *dl, int slot, int b, const int *indices, uint64_t
 
 static void *producer(void *arg) {
   dataloader_t *dl = arg;
+  prctl(PR_SET_NAME, "hv-loader", 0, 0, 0);
   pthread_mutex_lock(&dl->mu);
   while (!dl->stop) {
     int s = dl->next_fill % 2;

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -76,6 +77,7 @@ static void answer(int fd) {
 
 static void *serve(void *arg) {
   (void)arg;
+  prctl(PR_SET_NAME, "hv-status", 0, 0, 0);
   for (;;) {
     struct pollfd p[3] = {{stop_pipe[0], POLLIN, 0}, {listen_fd, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
     if (poll(p, 3, -1) < 0) {

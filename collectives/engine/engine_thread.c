@@ -52,6 +52,7 @@ static int timed_wait(hv_comm_t *comm, double ms) {
 
 static void *engine_main(void *arg) {
   hv_comm_t *comm = arg;
+  prctl(PR_SET_NAME, "hv-engine", 0, 0, 0); /* as top -H, gdb and the soak test show it */
 #ifdef PR_SET_TIMERSLACK
   /* Short sleeps while peers catch up must stay short: the default 50 us slack would
    * round every one of them up. */

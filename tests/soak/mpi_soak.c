@@ -712,6 +712,10 @@ int main(int argc, char **argv) {
     }
   }
   end = soak_usage_now();
+  /* hv_shutdown on any rank ends every rank's engine (its thread leaves after the
+   * shutdown round that its idle rounds join): a rank still on its way here would then
+   * count one thread fewer. Under TSan on 2 cores that was 1 run in 5. */
+  MPI_Barrier(MPI_COMM_WORLD);
   int failed_early = check_failures > 0;
   CHECK(measured || failed_early, "rank %d: the run (%llu rounds) ended within the warm-up (%ld rounds): run longer",
         R, (unsigned long long)rno, opt.warmup);
@@ -721,7 +725,8 @@ int main(int argc, char **argv) {
                                                                           : RSS_GROWTH_MIB;
   if (measured) {
     CHECK(end.fds == start.fds, "rank %d: open file descriptors grew from %d to %d", R, start.fds, end.fds);
-    CHECK(end.threads == start.threads, "rank %d: threads grew from %d to %d", R, start.threads, end.threads);
+    CHECK(end.threads == start.threads, "rank %d: threads went from %d (%s) to %d (%s)", R, start.threads,
+          start.thread_names, end.threads, end.thread_names);
     if (!SOAK_SANITIZED) {
       CHECK(end.rss_mib - start.rss_mib <= rss_limit, "rank %d: resident memory grew from %.1f to %.1f MiB (limit +%.1f)",
             R, start.rss_mib, end.rss_mib, rss_limit);

@@ -19,6 +19,7 @@ typedef struct soak_usage {
   double heap_mib; /* bytes in use by malloc (glibc; -1 when unknown), MiB */
   int fds;         /* open file descriptors */
   int threads;     /* threads of the process */
+  char thread_names[512]; /* "tid:name ..." of each thread, to name the one that came or went */
 } soak_usage_t;
 
 static inline double soak_rss_mib(void) {
@@ -39,6 +40,29 @@ static inline int soak_threads(void) {
     if (strncmp(line, "Threads:", 8) == 0) n = atoi(line + 8);
   fclose(f);
   return n;
+}
+
+/* Each thread as tid:name (/proc/self/task/TID/comm; hv names its own, e.g. hv-engine). */
+static inline void soak_thread_names(char *out, size_t len) {
+  size_t used = 0;
+  out[0] = 0;
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL && used + 1 < len) {
+    if (e->d_name[0] == '.') continue;
+    char path[300], name[32] = "?";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (f) {
+      if (fgets(name, sizeof name, f)) name[strcspn(name, "\n")] = 0;
+      fclose(f);
+    }
+    int n = snprintf(out + used, len - used, "%s%s:%s", used ? " " : "", e->d_name, name);
+    if (n < 0) break;
+    used += (size_t)n < len - used ? (size_t)n : len - used - 1;
+  }
+  closedir(d);
 }
 
 /* The directory stream itself holds one descriptor while it is read: not counted. */
@@ -69,6 +93,7 @@ static inline soak_usage_t soak_usage_now(void) {
   u.rss_mib = soak_rss_mib();
   u.fds = soak_fds();
   u.threads = soak_threads();
+  soak_thread_names(u.thread_names, sizeof u.thread_names);
   return u;
 }
 
