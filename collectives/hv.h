@@ -148,6 +148,20 @@ HV_API hv_result_t hv_comm_cross_size(const hv_comm_t *comm, int *cross_size);
  * (HV_COMPRESSION at hv_init: NONE, FP16 or BF16). */
 HV_API hv_result_t hv_comm_compression(const hv_comm_t *comm, hv_compression_t *compression);
 
+/* Sub-communicators (Horovod's process sets, c10d's new_group, MPI_Comm_split).
+ * Each is a communicator of its own: its own names, negotiation, response cache and
+ * background thread, used like the parent (from any thread, concurrently with it)
+ * and freed with hv_shutdown(sub), before or after the parent's. Collective over the
+ * parent: every rank calls with its arguments; a colour out of range, or lists that
+ * differ between ranks, fail on every rank with the same message.
+ * hv_comm_split: the ranks with the same color >= 0 form one, ordered by key (then by
+ * rank in the parent); HV_COLOR_NONE: this rank gets *sub = NULL.
+ * hv_comm_create_group: the n parent ranks listed (the same list on every rank), in
+ * list order; a rank not listed gets *sub = NULL. */
+#define HV_COLOR_NONE (-1)
+HV_API hv_result_t hv_comm_split(hv_comm_t *comm, int color, int key, hv_comm_t **sub);
+HV_API hv_result_t hv_comm_create_group(hv_comm_t *comm, const int *ranks, int n, hv_comm_t **sub);
+
 /* The detail of the last error seen by this communicator (any thread), or "" when
  * there was none. The returned text stays valid until this thread's next call of
  * hv_comm_last_error(). comm may be NULL for errors of hv_init(). */

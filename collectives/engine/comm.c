@@ -127,7 +127,11 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
     if (*end || per < 1)
       return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT,
                            "HV_RANKS_PER_NODE='%s' is not valid: expected a positive number of ranks", k);
-    HV_MPI_CHECK(&comm->host.errors, MPI_Comm_split(comm->mpi, (int)(comm->rank / per), comm->rank, &comm->local));
+    /* Consecutive ranks of the job (hvrun's numbering), so that a sub-communicator
+     * (comm_split.c) sees the nodes its ranks are on. */
+    int job_rank = comm->rank;
+    if (!HV_SIMULATED) MPI_Comm_rank(MPI_COMM_WORLD, &job_rank);
+    HV_MPI_CHECK(&comm->host.errors, MPI_Comm_split(comm->mpi, (int)(job_rank / per), comm->rank, &comm->local));
   } else {
     HV_MPI_CHECK(&comm->host.errors, MPI_Comm_split_type(comm->mpi, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL,
                                            &comm->local));
