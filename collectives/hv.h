@@ -332,6 +332,17 @@ HV_API hv_result_t hv_alltoall(hv_comm_t *comm, const char *name, const void *se
                         void *recvbuf, size_t count, hv_dtype_t dtype);
 HV_API hv_result_t hv_barrier(hv_comm_t *comm);
 
+/* Join for uneven inputs (Horovod's join, DDP's Join): a rank that has run out of
+ * data calls hv_join, which returns once every rank of the communicator has called
+ * it. Meanwhile the others' collectives complete without it: it contributes zeros to
+ * sum and average allreduces (an average divides by the ranks that contributed),
+ * receives broadcasts from ranks that have not joined, and passes barriers; any
+ * other collective (or a broadcast from a joined root, a grouped allreduce, min, max
+ * or product) fails on every rank naming the joined ranks. Call it with none of the
+ * rank's own requests pending, from one thread at a time (a second concurrent call
+ * fails); it may be called again for the next round of joins (next epoch). */
+HV_API hv_result_t hv_join(hv_comm_t *comm);
+
 /* ---- float16 / bfloat16 conversion (round to nearest even) ---------------- */
 
 HV_API uint16_t hv_float_to_half(float value);

@@ -394,3 +394,18 @@ hv_result_t hv_alltoall(hv_comm_t *comm, const char *name, const void *sendbuf, 
   SUBMIT_AND_WAIT(hv_alltoall_async(comm, name, sendbuf, recvbuf, count, dtype, &h_));
 }
 hv_result_t hv_barrier(hv_comm_t *comm) { SUBMIT_AND_WAIT(hv_barrier_async(comm, &h_)); }
+
+/* hv_join's request (join.c): a barrier named "hv.join" whose root marks it, which the
+ * coordinator reads as "this rank has joined". */
+hv_result_t hv__join_submit(hv_comm_t *comm, hv_handle_t *handle) {
+  struct hv_handle *h = new_handle(comm, HV__JOIN_NAME, HV__COLL_BARRIER, HV_UINT8, 0);
+  if (h) h->meta.root = HV__JOIN_ROOT;
+  return submit(comm, h, handle);
+}
+
+/* A joined rank's stand-in for a request it never submitted (join.c fills it). */
+struct hv_handle *hv__handle_new(hv_comm_t *comm, const char *name, const hv__meta_t *meta) {
+  struct hv_handle *h = new_handle(comm, name, (hv__coll_t)meta->coll, (hv_dtype_t)meta->dtype, meta->count);
+  if (h) h->meta = *meta;
+  return h;
+}

@@ -88,7 +88,7 @@ static hv_result_t run_reducescatter(hv_comm_t *comm, struct hv_handle *h) {
   memcpy(comm->fusion_buf, h->sendbuf, block * (size_t)comm->size * es);
   HV_CHECK(hv__reducescatter(&comm->algo, comm->fusion_buf, block, dt, (hv_op_t)h->meta.op));
   memcpy(h->recvbuf, (char *)comm->fusion_buf + (size_t)comm->rank * block * es, block * es);
-  if (h->meta.op == HV_AVERAGE) hv__divide(h->recvbuf, block, dt, comm->size);
+  if (h->meta.op == HV_AVERAGE) hv__divide(h->recvbuf, block, dt, h->contributors ? h->contributors : comm->size);
   return HV_SUCCESS;
 }
 

@@ -75,7 +75,8 @@ static int reduce_where_tensors_lie(hv_comm_t *comm, size_t np, size_t bytes) {
 /* Postscale, then the division of AVERAGE, on one unpacked tensor of h. */
 static void finish_scaling(const hv_comm_t *comm, const struct hv_handle *h, void *recv, size_t count) {
   hv__scale(recv, count, (hv_dtype_t)h->meta.dtype, h->postscale);
-  if (h->meta.op == HV_AVERAGE) hv__divide(recv, count, (hv_dtype_t)h->meta.dtype, comm->size);
+  if (h->meta.op == HV_AVERAGE)
+    hv__divide(recv, count, (hv_dtype_t)h->meta.dtype, h->contributors ? h->contributors : comm->size);
 }
 
 /* One more batch reduced by algorithm id (hv_comm_allreduce_count). A single rank

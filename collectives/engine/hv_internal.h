@@ -82,6 +82,12 @@ struct hv_handle {
   uint16_t fr_name; /* its name's entry in the recorder's table + 1, 0: none */
   uint64_t fr_seq;
   double fr_t_negotiated, fr_t_started;
+  /* hv_join (join.c): the ranks whose data an allreduce sums (0: all of them, the
+   * divisor of HV_AVERAGE), and a joined rank's stand-in for a collective it never
+   * submitted (its identity buffer is freed with it, at completion). */
+  int contributors;
+  int phantom;
+  void *phantom_buf;
   struct hv_handle *next; /* queue / list link */
 
   /* completion: written under comm->mutex; read lock-free by hv_wait's short spin */
@@ -142,6 +148,7 @@ struct hv_comm {
   char last_error[1024];
   char stopped_why[1200]; /* why the engine stopped on a failure, for later calls (api.c) */
   uint64_t barrier_seq; /* names barriers in call order */
+  int join_local; /* a thread of this rank is in hv_join (join.c) */
 
   pthread_t thread;
   int thread_started;
@@ -163,6 +170,9 @@ struct hv_comm {
   struct hv_handle **bit_owner; /* cache bit -> the pending handle that set it this round */
   hv__cache_t cache;
   struct hv__coordinator *coordinator; /* rank 0 only */
+  /* hv_join (join.c), the same on every rank after each round: how many ranks have
+   * joined, and whether this one has; reset when the last one joins. */
+  int joined_count, me_joined;
   hv__exec_t *exec;
   size_t exec_count, exec_cap;
   uint64_t *vec, *vec_out, *vec_tmp; /* negotiation bit vectors */
@@ -263,6 +273,18 @@ void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_de
  * those entries (NULL): a completed handle is its caller's, who may free it at once. */
 void hv__handles_complete(hv_comm_t *comm, hv__exec_t *exec, size_t n);
 void hv__handle_free(struct hv_handle *h);
+
+/* ---- hv_join (join.c; api.c submits) ---- */
+#define HV__JOIN_NAME "hv.join"
+#define HV__JOIN_ROOT (-2) /* the root of a barrier that is hv_join's request */
+hv_result_t hv__join_submit(hv_comm_t *comm, hv_handle_t *handle);
+struct hv_handle *hv__handle_new(hv_comm_t *comm, const char *name, const hv__meta_t *meta);
+/* A joined rank's stand-in for a collective the others submitted: its identity
+ * contribution (zeros), its receive buffer; freed when it completes. NULL: no memory. */
+struct hv_handle *hv__join_phantom(hv_comm_t *comm, const char *name, const hv__meta_t *meta);
+/* Why a collective cannot complete while ranks have joined, or NULL when it can. */
+const char *hv__join_unsupported(const hv__meta_t *meta);
+static inline int hv__is_join(const hv__meta_t *m) { return m->coll == HV__COLL_BARRIER && m->root == HV__JOIN_ROOT; }
 
 /* ---- engine (engine_thread.c, negotiate_*.c, engine_execute.c, engine_inline.c) ---- */
 /* Starts the background thread (engine_thread.c), or makes the engine threadless

@@ -13,7 +13,8 @@
 /* The flags word of the bit vector (ANDed as its complement: an OR over ranks). */
 enum { HV__FLAG_UNCACHED = 1u, HV__FLAG_STALL = 2u, HV__FLAG_SHUTDOWN = 4u };
 /* The coordinator's responses. */
-enum { HV__RESP_OK = 1, HV__RESP_ERROR = 2, HV__RESP_EVICT = 3 };
+/* JOINED: meta.root has called hv_join (join.c). */
+enum { HV__RESP_OK = 1, HV__RESP_ERROR = 2, HV__RESP_EVICT = 3, HV__RESP_JOINED = 4 };
 
 /* ---- wire format (negotiate_wire.c) ---- */
 int hv__bytes_reserve(hv__bytes_t *b, size_t total); /* -1 when out of memory */
@@ -41,6 +42,8 @@ typedef struct hv__coordinator {
   hv__bytes_t response;
   hv__bytes_t gathered;
   int *lens, *displs;
+  uint8_t *joined; /* per rank: has called hv_join (join.c) */
+  int njoined;
 } hv__coordinator_t;
 
 /* Processes every rank's gathered cache misses (and stall lists, with

@@ -35,9 +35,11 @@ hv_result_t hv__coordinator_create(hv_comm_t *comm) {
   if (!c) return hv__set_error(comm, HV_ERR_NO_MEMORY, "coordinator");
   c->lens = calloc((size_t)comm->size, sizeof(int));
   c->displs = calloc((size_t)comm->size, sizeof(int));
-  if (!c->lens || !c->displs) {
+  c->joined = calloc((size_t)comm->size, 1);
+  if (!c->lens || !c->displs || !c->joined) {
     free(c->lens);
     free(c->displs);
+    free(c->joined);
     free(c);
     return hv__set_error(comm, HV_ERR_NO_MEMORY, "coordinator");
   }
@@ -55,6 +57,7 @@ void hv__coordinator_destroy(hv_comm_t *comm) {
   free(c->gathered.data);
   free(c->lens);
   free(c->displs);
+  free(c->joined);
   free(c);
   comm->coordinator = NULL;
 }
@@ -68,8 +71,11 @@ static void describe_group(char *out, size_t len, const hv__meta_t *m) {
 /* Compares every rank's metadata with rank 0's; on a mismatch writes a message that
  * names the tensor, both ranks and both values. */
 static int metas_agree(const coord_entry_t *e, int n, char *msg, size_t msglen) {
-  const hv__meta_t *a = &e->metas[0];
-  for (int q = 1; q < n; q++) {
+  int ref = 0; /* rank 0, or with ranks joined (join.c) the first that submitted it */
+  while (ref < n - 1 && !e->has[ref]) ref++;
+  const hv__meta_t *a = &e->metas[ref];
+  for (int q = ref + 1; q < n; q++) {
+    if (!e->has[q]) continue;
     const hv__meta_t *b = &e->metas[q];
     const char *what = NULL;
     char va[96], vb[96];
@@ -107,8 +113,8 @@ static int metas_agree(const coord_entry_t *e, int n, char *msg, size_t msglen) 
     if (what) {
       snprintf(msg, msglen,
                "tensor '%s' (%s) was submitted with different %s on different ranks: "
-               "rank 0 has %s, rank %d has %s",
-               e->name, hv__coll_name(a->coll), what, va, q, vb);
+               "rank %d has %s, rank %d has %s",
+               e->name, hv__coll_name(a->coll), what, ref, va, q, vb);
       return 0;
     }
   }
@@ -184,6 +190,68 @@ static int coordinator_stall(hv_comm_t *comm, hv__reader_t *readers, int n) {
   return rc;
 }
 
+/* Every rank has submitted it, or (join.c) has joined. */
+static int ready(const hv__coordinator_t *c, const coord_entry_t *e, int n) {
+  if (e->nhave == n) return 1;
+  if (!c->njoined || e->nhave == 0) return 0;
+  for (int q = 0; q < n; q++)
+    if (!e->has[q] && !c->joined[q]) return 0;
+  return 1;
+}
+
+/* The response to a ready entry: OK (with, when ranks joined, how many contributed),
+ * or ERROR on a mismatch or a collective that cannot complete without them. Resets
+ * the joins when it is hv_join's own request. -1 when out of memory. */
+static int respond(hv_comm_t *comm, hv__coordinator_t *c, const coord_entry_t *e) {
+  const int n = comm->size;
+  char msg[768];
+  if (!metas_agree(e, n, msg, sizeof msg)) {
+    HV_LOG(HV__LOG_ERROR, "%s", msg);
+    return hv__wire_put_response(&c->response, HV__RESP_ERROR, HV_ERR_MISMATCH, NULL, e->name, NULL, n, msg);
+  }
+  int ref = 0;
+  while (!e->has[ref]) ref++;
+  hv__meta_t meta = e->metas[ref];
+  if (hv__is_join(&meta)) { /* the last rank joined: every hv_join returns */
+    memset(c->joined, 0, (size_t)n);
+    c->njoined = 0;
+  } else if (e->nhave < n) {
+    const char *why = hv__join_unsupported(&meta);
+    char joined[256];
+    format_ranks(joined, sizeof joined, e->has, n, 0);
+    if (!why && meta.coll == HV__COLL_BROADCAST && !e->has[meta.root]) why = "its root has joined";
+    if (why) {
+      snprintf(msg, sizeof msg, "tensor '%s' (%s) cannot complete: ranks [%s] have joined (hv_join) and %s",
+               e->name, hv__coll_name(meta.coll), joined, why);
+      HV_LOG(HV__LOG_ERROR, "%s", msg);
+      return hv__wire_put_response(&c->response, HV__RESP_ERROR, HV_ERR_INVALID_ARGUMENT, NULL, e->name, NULL, n, msg);
+    }
+    if (meta.coll == HV__COLL_ALLREDUCE) meta.root = e->nhave; /* the divisor of an average */
+  }
+  uint64_t *counts = NULL;
+  if (meta.coll == HV__COLL_ALLGATHERV) {
+    counts = malloc(sizeof(uint64_t) * (size_t)n);
+    if (!counts) return -1;
+    for (int k = 0; k < n; k++) counts[k] = e->metas[k].count;
+  }
+  int bad = hv__wire_put_response(&c->response, HV__RESP_OK, HV_SUCCESS, &meta, e->name, counts, n, NULL);
+  free(counts);
+  return bad;
+}
+
+/* After a join: the entries that now wait for no one. */
+static int respond_joined(hv_comm_t *comm, hv__coordinator_t *c, int n) {
+  for (size_t i = 0; i < c->table.capacity; i++) {
+    coord_entry_t *e = c->table.slots[i].value;
+    if (!c->table.slots[i].key || !e || !ready(c, e, n)) continue;
+    if (respond(comm, c, e)) return -1;
+    hv__map_remove(&c->table, e->name);
+    coord_entry_free(e);
+    i = (size_t)-1; /* the table may have moved its entries: from the start again */
+  }
+  return 0;
+}
+
 /* Processes every rank's cache misses (and stall lists), in rank order, into the
  * response list. */
 hv_result_t hv__coordinator_process(hv_comm_t *comm, unsigned flags) {
@@ -198,6 +266,7 @@ hv_result_t hv__coordinator_process(hv_comm_t *comm, unsigned flags) {
     rd[q].bad = rd[q].oom = 0;
   }
   hv_result_t result = HV_SUCCESS;
+  int joins = 0;
   for (int q = 0; q < n && result == HV_SUCCESS; q++) {
     uint32_t count;
     hv__read_bytes(&rd[q], &count, sizeof count);
@@ -224,28 +293,23 @@ hv_result_t hv__coordinator_process(hv_comm_t *comm, unsigned flags) {
       if (!e->has[q]) e->nhave++;
       e->has[q] = 1;
       e->metas[q] = meta;
+      if (hv__is_join(&meta) && !c->joined[q]) {
+        /* Every rank learns it in this round's responses (join.c). */
+        hv__meta_t who = meta;
+        who.root = q;
+        c->joined[q] = 1;
+        c->njoined++;
+        joins++;
+        if (hv__wire_put_response(&c->response, HV__RESP_JOINED, HV_SUCCESS, &who, e->name, NULL, n, NULL)) goto oom;
+      }
       /* A cached name sent in full: its metadata changed on that rank. Every rank drops
        * it and re-sends in full, so the mismatch (if any) is seen with all values. */
-      if (hv__cache_find(&comm->cache, e->name) >= 0 && e->evicted_round != comm->round + 1) {
+      if (!c->njoined && hv__cache_find(&comm->cache, e->name) >= 0 && e->evicted_round != comm->round + 1) {
         e->evicted_round = comm->round + 1;
         if (hv__wire_put_response(&c->response, HV__RESP_EVICT, HV_SUCCESS, NULL, e->name, NULL, n, NULL)) goto oom;
       }
-      if (e->nhave == n) {
-        char msg[768];
-        if (metas_agree(e, n, msg, sizeof msg)) {
-          uint64_t *counts = NULL;
-          if (e->metas[0].coll == HV__COLL_ALLGATHERV) {
-            counts = malloc(sizeof(uint64_t) * (size_t)n);
-            if (!counts) goto oom;
-            for (int k = 0; k < n; k++) counts[k] = e->metas[k].count;
-          }
-          int bad = hv__wire_put_response(&c->response, HV__RESP_OK, HV_SUCCESS, &e->metas[0], e->name, counts, n, NULL);
-          free(counts);
-          if (bad) goto oom;
-        } else {
-          HV_LOG(HV__LOG_ERROR, "%s", msg);
-          if (hv__wire_put_response(&c->response, HV__RESP_ERROR, HV_ERR_MISMATCH, NULL, e->name, NULL, n, msg)) goto oom;
-        }
+      if (ready(c, e, n)) {
+        if (respond(comm, c, e)) goto oom;
         hv__map_remove(&c->table, e->name);
         coord_entry_free(e);
       }
@@ -253,6 +317,8 @@ hv_result_t hv__coordinator_process(hv_comm_t *comm, unsigned flags) {
     if (rd[q].oom) result = hv__set_error(comm, HV_ERR_NO_MEMORY, "coordinator: a tensor name from rank %d", q);
     else if (rd[q].bad) result = hv__set_error(comm, HV_ERR_INTERNAL, "corrupt negotiation message from rank %d", q);
   }
+  /* Names that waited only for the ranks that joined now are ready. */
+  if (result == HV_SUCCESS && joins && respond_joined(comm, c, n)) goto oom;
   if (result == HV_SUCCESS && (flags & HV__FLAG_STALL) && coordinator_stall(comm, rd, n)) goto oom;
   free(rd);
   return result;

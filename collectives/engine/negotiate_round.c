@@ -37,7 +37,9 @@ static unsigned build_vector(hv_comm_t *comm, hv__bytes_t *misses, int want_shut
   for (size_t i = 0; i < comm->pending_count; i++) {
     struct hv_handle *h = comm->pending_list[i];
     if (!h->reported_full) {
-      int bit = hv__cache_lookup(&comm->cache, h->name, h->name_hash, &h->meta);
+      /* While ranks have joined, every request goes to the coordinator, which alone
+       * knows who joined (join.c). */
+      int bit = comm->joined_count ? -1 : hv__cache_lookup(&comm->cache, h->name, h->name_hash, &h->meta);
       h->cache_bit = bit;
       if (bit >= 0) {
         comm->vec[bit / 64] |= 1ull << (bit % 64);
@@ -122,7 +124,29 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
       break;
     }
     struct hv_handle *h = hv__pending_by_name(comm, name);
-    if (kind == HV__RESP_EVICT) {
+    int contributors = 0;
+    if (kind == HV__RESP_OK && meta.coll == HV__COLL_ALLREDUCE && meta.root > 0) {
+      contributors = meta.root; /* ranks joined (join.c): the others' count */
+      meta.root = 0;              /* as every rank's own request has it, for the cache */
+    }
+    if (kind == HV__RESP_OK && hv__is_join(&meta)) {
+      comm->joined_count = 0; /* the last rank joined: hv_join returns everywhere */
+      comm->me_joined = 0;
+    }
+    if (kind == HV__RESP_OK && !h && comm->me_joined) {
+      /* Joined: take part with the identity in the others' collective. */
+      h = hv__join_phantom(comm, name, &meta);
+      if (!h) {
+        hv_result_t rc = hv__set_error(comm, HV_ERR_NO_MEMORY, "hv_join's stand-in for '%s'", name);
+        free(name);
+        return rc;
+      }
+    }
+    if (h) h->contributors = contributors;
+    if (kind == HV__RESP_JOINED) {
+      comm->joined_count++;
+      if (meta.root == comm->rank) comm->me_joined = 1;
+    } else if (kind == HV__RESP_EVICT) {
       hv__cache_evict(&comm->cache, hv__cache_find(&comm->cache, name));
       if (h) h->cache_bit = -1;
     } else if (kind == HV__RESP_OK) {
@@ -157,6 +181,10 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
       if (hv__exec_add(comm, h)) {
         free(name);
         return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
+      }
+      if (h->phantom) {
+        free(name);
+        continue;
       }
       hv__pending_remove(comm, h);
       if (comm->timeline) hv__timeline_span(comm->timeline, h->name, "NEGOTIATE", h->t_dequeue, hv__now_us());
