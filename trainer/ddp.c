@@ -45,6 +45,7 @@ struct ddp {
   int n_buckets;
   int *layer_bucket;  /* (n_layers): bucket of each layer, -1 without parameters */
   int rank, syncing, failed, id;
+  int bcast_root; /* the root of broadcasts: 0, or ddp_join's last joiner */
   const struct ddp_transport *tr; /* host or device memory (ddp_create) */
   ddp_comm_hook_t hook;
   long long steps;                /* synchronised steps finished */
@@ -63,7 +64,7 @@ typedef struct ddp_transport {
 } ddp_transport_t;
 
 static hv_result_t host_broadcast(ddp_t *d, const char *name, real_t *buf, size_t n) {
-  return hv_broadcast(d->comm, name, buf, n, DDP_DTYPE, 0);
+  return hv_broadcast(d->comm, name, buf, n, DDP_DTYPE, d->bcast_root);
 }
 static hv_result_t host_reduce(ddp_t *d, bucket_t *k, real_t *g) {
   return hv_allreduce_async(d->comm, k->name, g, g, k->hi - k->lo, DDP_DTYPE, HV_AVERAGE, NULL, &k->handle);
@@ -79,7 +80,7 @@ static hv_result_t nothing_left(ddp_t *d) {
 
 static hv_result_t device_broadcast(ddp_t *d, const char *name, real_t *buf, size_t n) {
   (void)name; /* the device calls are matched by order, not by name */
-  hv_result_t r = hv_broadcast_cuda(d->comm, buf, n, DDP_DTYPE, 0, NULL);
+  hv_result_t r = hv_broadcast_cuda(d->comm, buf, n, DDP_DTYPE, d->bcast_root, NULL);
   return r == HV_SUCCESS ? hv_cuda_wait(d->comm, NULL) : r;
 }
 static hv_result_t device_reduce(ddp_t *d, bucket_t *k, real_t *g) {
@@ -415,6 +416,46 @@ int ddp_broadcast_buffers(ddp_t *d) {
 }
 
 int ddp_broadcast_array(ddp_t *d, const char *name, real_t *buf, size_t n) { return broadcast(d, name, buf, n); }
+
+int ddp_broadcast_array_from(ddp_t *d, const char *name, real_t *buf, size_t n, int root) {
+  d->bcast_root = root;
+  int rc = broadcast(d, name, buf, n);
+  d->bcast_root = 0;
+  return rc;
+}
+
+int ddp_join(ddp_t *d, int *last) {
+  const char *hook = d->hook.name ? d->hook.name : "allreduce";
+  if (d->m->dev->kind != DEVICE_CPU) {
+    ddp_fail(d, "ddp_join: a model on the GPU reduces through NCCL, whose calls are matched by order and cannot "
+                "complete without a rank; uneven inputs need a CPU model");
+    return -1;
+  }
+  if (strcmp(hook, "allreduce") && strcmp(hook, "fp16") && strcmp(hook, "bf16")) {
+    ddp_fail(d, "ddp_join: the comm hook '%s' divides by the rank count itself; join works with the allreduce, "
+                "fp16 and bf16 hooks", hook);
+    return -1;
+  }
+  if (hv_check(d, hv_join(d->comm), "ddp_join")) return -1;
+  /* Every rank continues from the model of the rank that trained longest (the last to
+   * join; the lowest rank among equals), as DDP's Join syncs the final model. */
+  int size = 1;
+  hv_comm_size(d->comm, &size);
+  int64_t key = (int64_t)d->steps * size + (size - 1 - d->rank);
+  char name[48];
+  snprintf(name, sizeof name, "ddp%d.join.last", d->id);
+  if (hv_check(d, hv_allreduce(d->comm, name, &key, &key, 1, HV_INT64, HV_MAX, NULL), name)) return -1;
+  const int root = size - 1 - (int)(key % size);
+  d->bcast_root = root;
+  snprintf(name, sizeof name, "ddp%d.join.params", d->id);
+  int rc = broadcast(d, name, d->m->params, d->m->n_params);
+  snprintf(name, sizeof name, "ddp%d.join.buffers", d->id);
+  if (!rc) rc = broadcast(d, name, d->m->buffers, d->m->n_buffers);
+  d->bcast_root = 0;
+  d->steps = key / size;
+  if (last) *last = root;
+  return rc;
+}
 
 int ddp_allreduce_sum(ddp_t *d, const char *name, double *v, size_t n) {
   return hv_check(d, hv_allreduce(d->comm, name, v, v, n, HV_FLOAT64, HV_SUM, NULL), name);

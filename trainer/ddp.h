@@ -69,6 +69,16 @@ int ddp_broadcast_buffers(ddp_t *d);
 /* Broadcasts n values of the model's kind of memory (host, or device for a GPU model)
  * from rank 0: optimiser state after a resume. */
 int ddp_broadcast_array(ddp_t *d, const char *name, real_t *buf, size_t n);
+/* Uneven inputs (DDP's Join, hv_join): a rank out of data calls ddp_join, which
+ * returns once every rank has. Until then the others' steps average over the ranks
+ * still running (the joined ones contribute nothing). Then every rank takes the
+ * parameters and buffers of the rank that ran the most steps (the last to join; *last
+ * its rank, may be NULL) and its step count; its optimiser state is the caller's to
+ * broadcast (ddp_broadcast_array_from). CPU models, with the allreduce, fp16 or bf16
+ * hook. 0, or -1 with ddp_error(). */
+int ddp_join(ddp_t *d, int *last);
+/* Broadcasts n values from rank root (ddp_join's last joiner, for optimiser state). */
+int ddp_broadcast_array_from(ddp_t *d, const char *name, real_t *buf, size_t n, int root);
 /* Sums v[0..n) over ranks (metrics: loss sums, correct counts, sample counts). */
 int ddp_allreduce_sum(ddp_t *d, const char *name, double *v, size_t n);
 
