@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "autotune.h"
 #include "cuda_internal.h"
 #include "flight_recorder.h"
 #include "hv_internal.h"
@@ -22,6 +23,7 @@ static void comm_destroy(hv_comm_t *comm) {
   hv__timeline_close(comm->timeline);
   hv__fr_free(comm);
   hv__coordinator_destroy(comm);
+  hv__autotune_free(comm);
   hv__cache_free(&comm->cache);
   hv__algo_ctx_free(&comm->algo);
   hv__algo_ctx_free(&comm->bench_algo);
@@ -404,6 +406,7 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   comm->bit_owner = calloc(comm->config.cache_capacity + 1, sizeof *comm->bit_owner);
   if (!comm->vec || !comm->vec_out || !comm->vec_tmp || !comm->bit_owner) goto oom;
   if (comm->rank == 0 && (rc = hv__coordinator_create(comm)) != HV_SUCCESS) goto fail;
+  if ((rc = hv__autotune_create(comm)) != HV_SUCCESS) goto fail;
   if (comm->config.timeline_path[0]) {
     comm->timeline = hv__timeline_open(comm->config.timeline_path, comm->rank, err, sizeof err);
     if (!comm->timeline) {

@@ -12,6 +12,7 @@
  * exactly as if it had run the round. */
 #include <limits.h>
 
+#include "autotune.h"
 #include "hv_internal.h"
 
 /* A waiting thread runs at most this many rounds, then leaves the rest to the
@@ -25,6 +26,14 @@ hv_result_t hv__round(hv_comm_t *comm, int shutdown, int *shutdown_agreed, int *
   hv_comm_t *saved = hv__engine_thread_comm;
   hv__engine_thread_comm = comm; /* fault.c: notices and pending tables are this thread's now */
   hv_result_t rc = hv__negotiate_round(comm, shutdown, shutdown_agreed, productive);
+  if (rc == HV_SUCCESS && comm->autotune) {
+    size_t bytes = 0;
+    for (size_t i = 0; i < comm->exec_count; i++) {
+      const struct hv_handle *h = comm->exec[i].handle;
+      if (h) bytes += (size_t)h->meta.count * hv_dtype_size((hv_dtype_t)h->meta.dtype);
+    }
+    hv__autotune_round(comm, bytes);
+  }
   if (rc == HV_SUCCESS) rc = hv__execute_list(comm);
   hv__engine_thread_comm = saved;
   return rc;

@@ -67,6 +67,7 @@ static void *engine_main(void *arg) {
     if (last_productive && pending == 0) spin_for_work(comm);
     int timed_out = 0;
     pthread_mutex_lock(&comm->mutex);
+    cycle = comm->config.cycle_time_ms > 0 ? comm->config.cycle_time_ms : 0.001; /* HV_AUTOTUNE may change it */
     int shutdown = comm->shutdown_requested;
     if (!shutdown && !comm->queue_head) {
       if (pending == 0) {

@@ -170,6 +170,7 @@ struct hv_comm {
   struct hv_handle **bit_owner; /* cache bit -> the pending handle that set it this round */
   hv__cache_t cache;
   struct hv__coordinator *coordinator; /* rank 0 only */
+  struct hv__autotune *autotune;       /* rank 0 with HV_AUTOTUNE=1 (autotune.c) */
   /* hv_join (join.c), the same on every rank after each round: how many ranks have
    * joined, and whether this one has; reset when the last one joins. */
   int joined_count, me_joined;

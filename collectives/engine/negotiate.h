@@ -11,10 +11,12 @@
 #include "hv_internal.h"
 
 /* The flags word of the bit vector (ANDed as its complement: an OR over ranks). */
-enum { HV__FLAG_UNCACHED = 1u, HV__FLAG_STALL = 2u, HV__FLAG_SHUTDOWN = 4u };
+/* TUNE: rank 0's autotuner has a setting to send (autotune.c). */
+enum { HV__FLAG_UNCACHED = 1u, HV__FLAG_STALL = 2u, HV__FLAG_SHUTDOWN = 4u, HV__FLAG_TUNE = 8u };
 /* The coordinator's responses. */
 /* JOINED: meta.root has called hv_join (join.c). */
-enum { HV__RESP_OK = 1, HV__RESP_ERROR = 2, HV__RESP_EVICT = 3, HV__RESP_JOINED = 4 };
+/* TUNE: a new autotune setting, in meta (autotune.c). */
+enum { HV__RESP_OK = 1, HV__RESP_ERROR = 2, HV__RESP_EVICT = 3, HV__RESP_JOINED = 4, HV__RESP_TUNE = 5 };
 
 /* ---- wire format (negotiate_wire.c) ---- */
 int hv__bytes_reserve(hv__bytes_t *b, size_t total); /* -1 when out of memory */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autotune.h"
 #include "flight_recorder.h"
 #include "negotiate.h"
 
@@ -320,6 +321,12 @@ hv_result_t hv__coordinator_process(hv_comm_t *comm, unsigned flags) {
   /* Names that waited only for the ranks that joined now are ready. */
   if (result == HV_SUCCESS && joins && respond_joined(comm, c, n)) goto oom;
   if (result == HV_SUCCESS && (flags & HV__FLAG_STALL) && coordinator_stall(comm, rd, n)) goto oom;
+  if (result == HV_SUCCESS && (flags & HV__FLAG_TUNE) && hv__autotune_pending(comm)) {
+    hv__meta_t setting;
+    hv__autotune_encode(comm, &setting);
+    if (hv__wire_put_response(&c->response, HV__RESP_TUNE, HV_SUCCESS, &setting, HV__AUTOTUNE_NAME, NULL, n, NULL))
+      goto oom;
+  }
   free(rd);
   return result;
 oom:

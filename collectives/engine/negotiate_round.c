@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autotune.h"
 #include "flight_recorder.h"
 #include "negotiate.h"
 #include "timeline.h"
@@ -66,7 +67,7 @@ static unsigned build_vector(hv_comm_t *comm, hv__bytes_t *misses, int want_shut
   memcpy(misses->data, &nmiss, sizeof nmiss);
   for (size_t w = 0; w < W; w++) comm->vec[W + w] = ~comm->vec[w];
   unsigned flags = (nmiss ? HV__FLAG_UNCACHED : 0) | (stall ? HV__FLAG_STALL : 0) |
-                   (want_shutdown ? HV__FLAG_SHUTDOWN : 0);
+                   (want_shutdown ? HV__FLAG_SHUTDOWN : 0) | (hv__autotune_pending(comm) ? HV__FLAG_TUNE : 0);
   comm->vec[2 * W] = ~(uint64_t)flags;
   return flags;
 }
@@ -143,7 +144,9 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
       }
     }
     if (h) h->contributors = contributors;
-    if (kind == HV__RESP_JOINED) {
+    if (kind == HV__RESP_TUNE) {
+      hv__autotune_apply(comm, &meta);
+    } else if (kind == HV__RESP_JOINED) {
       comm->joined_count++;
       if (meta.root == comm->rank) comm->me_joined = 1;
     } else if (kind == HV__RESP_EVICT) {
@@ -238,7 +241,7 @@ hv_result_t hv__negotiate_round(hv_comm_t *comm, int want_shutdown, int *shutdow
     }
   }
 
-  if (flags & (HV__FLAG_UNCACHED | HV__FLAG_STALL | HV__FLAG_SHUTDOWN)) {
+  if (flags & (HV__FLAG_UNCACHED | HV__FLAG_STALL | HV__FLAG_SHUTDOWN | HV__FLAG_TUNE)) {
     if ((flags & HV__FLAG_STALL) && append_stall_list(comm, misses))
       return hv__set_error(comm, HV_ERR_NO_MEMORY, "negotiation stall list");
     if (misses->len > (size_t)INT32_MAX) return hv__set_error(comm, HV_ERR_INTERNAL, "negotiation message too large");
