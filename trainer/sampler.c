@@ -50,7 +50,8 @@ void sampler_set_epoch(sampler_t *s, int epoch) {
     rng_seed(&r, s->seed * 0x9e3779b97f4a7c15ull + (uint64_t)epoch);
     rng_shuffle(&r, perm, n);
   }
-  const int per_rank = n ? (n + s->size - 1) / s->size : 0;
+  int per_rank = n ? (n + s->size - 1) / s->size : 0;
+  if (s->mode == SAMPLER_TRAIN_UNEVEN) per_rank = s->rank < n ? (n - s->rank + s->size - 1) / s->size : 0;
   s->count = per_rank;
   for (int k = 0; k < per_rank; k++) {
     int pos = s->rank + k * s->size;

@@ -11,7 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum sampler_mode { SAMPLER_TRAIN = 0, SAMPLER_EVAL = 1 } sampler_mode_t;
+/* SAMPLER_TRAIN_UNEVEN: as SAMPLER_TRAIN without the padding: rank r takes the
+ * shuffled positions r, r+size, ... below n, so shards differ by one sample (for
+ * training that joins, ddp_join, instead of repeating samples). */
+typedef enum sampler_mode { SAMPLER_TRAIN = 0, SAMPLER_EVAL = 1, SAMPLER_TRAIN_UNEVEN = 2 } sampler_mode_t;
 
 typedef struct sampler {
   int n;             /* samples in the data set */

@@ -7,7 +7,7 @@
 # its flags), WORK (a scratch folder for this case).
 # Cases: smoke NP | fashion | cifar100 | equiv | early_stop | resume | resume_fallback |
 #        resume_other_np | bad_flags | batch_lt_ranks | missing_data | comm_hooks |
-#        comm_hook_resume
+#        comm_hook_resume | uneven
 set -u
 CASE=$1
 NP=${2:-2}
@@ -346,6 +346,18 @@ missing_data)
   expect_error 'badlabel/data_batch_2\.bin: record 1: label 200'
   run 2 --dataset cifar100 --data-dir data
   expect_error 'data/train\.bin: no such file .*cifar-100-binary'
+  ;;
+uneven)
+  # 145 images over 3 ranks: shards of 49, 48, 48; 16 a step: rank 0 takes 4 steps
+  # (the last of 1 image), ranks 1 and 2 take 3 and join. Every image once an epoch.
+  tiny data
+  run 3 $COMMON --batch-size 48 --train-size 145 --epochs 2 --uneven --results res
+  [ "$RC" -eq 0 ] || fail "exit code $RC"
+  expect out.txt '^Epoch [1-2]/2 completed in [0-9]+\.[0-9]+ seconds$' 2
+  [ "$(csv_col res/results.csv 1 10)" = 145 ] || fail "epoch 1 trained on $(csv_col res/results.csv 1 10) images, expected each of the 145 once"
+  [ "$(csv_col res/results.csv 2 9)" = 8 ] || fail "$(csv_col res/results.csv 2 9) steps after 2 epochs, expected 8 (the longest shard's 4 each)"
+  run 2 $COMMON --uneven --micro-batches 2
+  expect_error '--uneven does not work with --micro-batches > 1'
   ;;
 *)
   echo "unknown case $CASE"

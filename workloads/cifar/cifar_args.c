@@ -75,6 +75,11 @@ const char *cifar_args_usage(void) {
          "  --micro-batches K     forward/backward passes per step on each rank, the local\n"
          "                        batch taken strided like the sampler's shards; gradients\n"
          "                        accumulate: R ranks x K equals R*K ranks x 1 [1]\n"
+         "  --uneven              shards of unequal length: no sample repeated to even them\n"
+         "                        out, the last batch partial; a rank out of batches joins\n"
+         "                        (hv_join) and the others' steps average over the ranks\n"
+         "                        still running (CPU, allreduce/fp16/bf16 hooks, one\n"
+         "                        micro-batch, no peer checkpoints)\n"
          "  --train-size N        train on the first N training images only [all]\n"
          "  --test-size N         validate on the first N test images only [all]\n"
          "  --no-prefetch         assemble batches in the training thread\n"
@@ -243,6 +248,7 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
       else if (!strcmp(f, "--no-augment")) a->augment = 0;
       else if (!strcmp(f, "--no-prefetch")) a->prefetch = 0;
       else if (!strcmp(f, "--no-plots")) a->plots = 0;
+      else if (!strcmp(f, "--uneven")) a->uneven = 1;
       else {
         snprintf(err, errlen, "unknown option '%s' (see --help)", f);
         return -1;
@@ -260,6 +266,19 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
   if (a->resume && !a->checkpoint_dir) {
     snprintf(err, errlen, "--resume needs --checkpoint-dir (where the checkpoints are)");
     return -1;
+  }
+  if (a->uneven) {
+    const char *why = a->micro_batches > 1                         ? "--micro-batches > 1"
+                      : a->peer_every > 0                          ? "--peer-checkpoint-every"
+                      : a->device && strcmp(a->device, "cpu") != 0 ? "--device cuda (NCCL matches calls by order)"
+                      : a->hook.kind == DDP_HOOK_POWERSGD || a->hook.kind == DDP_HOOK_INT8
+                          ? "--comm-hook powersgd/int8 (they divide by the rank count themselves)"
+                          : NULL;
+    if (why) {
+      snprintf(err, errlen, "--uneven does not work with %s", why);
+      return -1;
+    }
+    a->peer_every = 0; /* auto: peer checkpoints copy state inside the epoch, where ranks join */
   }
   if (a->nesterov && a->momentum <= 0) {
     snprintf(err, errlen, "--nesterov needs --momentum > 0");

@@ -95,13 +95,30 @@ int cifar_train_init(cifar_train_t *t, const cifar_args_t *a, hv_comm_t *comm,
   s->milestones[0] = 0.5 * a->epochs;
   s->milestones[1] = 0.75 * a->epochs;
 
-  if (sampler_init(&t->train_sampler, train->n, t->rank, t->size, SAMPLER_TRAIN, 1, a->seed,
-                   err, errlen) ||
+  if (sampler_init(&t->train_sampler, train->n, t->rank, t->size, a->uneven ? SAMPLER_TRAIN_UNEVEN : SAMPLER_TRAIN,
+                   1, a->seed, err, errlen) ||
       sampler_init(&t->test_sampler, test->n, t->rank, t->size, SAMPLER_EVAL, 0, a->seed, err,
                    errlen))
     return -1;
-  t->steps_per_epoch = t->train_sampler.count / t->local_batch;
-  if (t->steps_per_epoch < 1) {
+  /* --uneven: every image once, the last batch partial; the schedule runs on the
+   * longest shard's steps, the same on every rank. */
+  t->my_steps = a->uneven ? (t->train_sampler.count + t->local_batch - 1) / t->local_batch
+                          : t->train_sampler.count / t->local_batch;
+  t->steps_per_epoch = t->my_steps;
+  if (a->uneven) {
+    int32_t most[2] = {t->my_steps, -t->my_steps};
+    if (hv_allreduce(comm, "cifar.uneven.steps", most, most, 2, HV_INT32, HV_MAX, NULL) != HV_SUCCESS) {
+      snprintf(err, errlen, "%s", hv_comm_last_error(comm));
+      return -1;
+    }
+    if (-most[1] < 1) { /* the same line on every rank */
+      snprintf(err, errlen, "--uneven: %d training images leave some of the %d ranks without one; use fewer ranks",
+               train->n, t->size);
+      return -1;
+    }
+    t->steps_per_epoch = most[0];
+  }
+  if (t->my_steps < 1 && !a->uneven) {
     snprintf(err, errlen,
              "--batch-size %d is larger than the training set (%d images): not one step per "
              "epoch; lower --batch-size",
@@ -114,12 +131,12 @@ int cifar_train_init(cifar_train_t *t, const cifar_args_t *a, hv_comm_t *comm,
     t->train_tf.flip = 1;
   }
   t->test_tf = (batch_transform_t){.mean = mean, .std = std};
-  t->order = malloc(sizeof(int) * (size_t)t->local_batch * t->steps_per_epoch);
+  t->order = malloc(sizeof(int) * ((size_t)t->local_batch * t->my_steps + 1));
   if (!t->order) {
     snprintf(err, errlen, "out of memory for the epoch's index order");
     return -1;
   }
-  t->train_dl = dataloader_create(train, t->local_batch, 1, &t->train_tf, a->prefetch, err,
+  t->train_dl = dataloader_create(train, t->local_batch, !a->uneven, &t->train_tf, a->prefetch, err,
                                   errlen);
   if (!t->train_dl) return -1;
   t->test_dl = dataloader_create(test, t->micro_max, 0, &t->test_tf, a->prefetch, err, errlen);
@@ -175,14 +192,35 @@ void cifar_train_free(cifar_train_t *t) {
   memset(t, 0, sizeof *t);
 }
 
+/* --uneven, after this rank's last step: waits for the others (ddp_join: the ranks
+ * still running average without it), then takes the model, momentum and step count of
+ * the rank that ran longest, and the epoch's step count on the schedule. */
+static int cifar_train_join(cifar_train_t *t, int *taken, char *err, size_t errlen) {
+  int last = 0;
+  if (ddp_join(t->ddp, &last) ||
+      (t->opt.has_buf && ddp_broadcast_array_from(t->ddp, "cifar.join.momentum", t->opt.momentum_buf, t->opt.n, last))) {
+    snprintf(err, errlen, "%s", ddp_error(t->ddp));
+    return -1;
+  }
+  int64_t most[2] = {t->step, *taken};
+  if (hv_allreduce(t->comm, "cifar.join.steps", most, most, 2, HV_INT64, HV_MAX, NULL) != HV_SUCCESS) {
+    snprintf(err, errlen, "%s", hv_comm_last_error(t->comm));
+    return -1;
+  }
+  t->step = most[0];
+  t->opt.steps = most[0];
+  *taken = (int)most[1];
+  return 0;
+}
+
 /* Micro-batch-major order within each local batch (see the file comment). */
 static void order_epoch(cifar_train_t *t) {
   const int L = t->local_batch, K = t->args->micro_batches;
-  const int *src = t->train_sampler.indices;
-  for (int b = 0; b < t->steps_per_epoch; b++) {
+  const int *src = t->train_sampler.indices, count = t->train_sampler.count;
+  for (int b = 0; b < t->my_steps; b++) {
     int *dst = t->order + (size_t)b * L;
     for (int u = 0, o = 0; u < K; u++)
-      for (int j = u; j < L; j += K) dst[o++] = src[(size_t)b * L + j];
+      for (int j = u; j < L && b * L + j < count; j += K) dst[o++] = src[(size_t)b * L + j];
   }
 }
 
@@ -218,7 +256,8 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
   /* Augmentation differs per epoch and rank, and is reproducible after a resume. */
   const uint64_t seed = a->seed * 0x9e3779b97f4a7c15ull + (uint64_t)epoch * 1000003u +
                         (uint64_t)t->rank * 0x632be59bd9b4e019ull;
-  if (dataloader_start_epoch(t->train_dl, t->order, L * t->steps_per_epoch, seed)) {
+  const int order_len = a->uneven ? t->train_sampler.count : L * t->my_steps;
+  if (dataloader_start_epoch(t->train_dl, t->order, order_len, seed)) {
     snprintf(err, errlen, "dataloader: cannot start epoch %d: out of memory", epoch + 1);
     return -1;
   }
@@ -232,31 +271,32 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
   long long images = 0;
   int taken = 0;
   const double t0 = now_s(), cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-  for (int s = first; s < t->steps_per_epoch; s++) {
+  long long local_images = 0; /* --uneven: the last batch is partial */
+  for (int s = first; s < t->my_steps; s++) {
     if (max_steps > 0 && t->step >= max_steps) break;
     const real_t *x;
     const uint8_t *y;
     const int n = dataloader_next(t->train_dl, &x, &y);
-    if (n != L) {
+    if (n != L && !(a->uneven && s == t->my_steps - 1 && n > 0)) {
       snprintf(err, errlen, "dataloader: batch %d of epoch %d has %d images, expected %d", s,
                epoch + 1, n, L);
       return -1;
     }
-    if (!(x = device_batch_put(&t->batch, x, L))) {
+    if (!(x = device_batch_put(&t->batch, x, n))) {
       snprintf(err, errlen, "copying batch %d of epoch %d to the GPU failed", s, epoch + 1);
       return -1;
     }
     t->opt.lr = lr_at(&t->sched, epoch + (double)s / t->steps_per_epoch);
     model_zero_grad(t->model);
     for (int u = 0, off = 0; u < K; u++) {
-      const int nu = L / K + (u < L % K);
+      const int nu = n / K + (u < n % K);
       if (!model_forward(t->model, x + (size_t)off * img, nu, 1)) {
         snprintf(err, errlen, "forward: %s", t->model->err);
         return -1;
       }
       int correct = 0;
       /* --amp: the loss scaled, as GradScaler.scale(loss).backward() */
-      loss_sum += model_loss(t->model, y + off, (real_t)((t->amp ? t->scaler.scale : 1.0f) / L), &correct);
+      loss_sum += model_loss(t->model, y + off, (real_t)((t->amp ? t->scaler.scale : 1.0f) / n), &correct);
       correct_sum += correct;
       if (ddp_backward(t->ddp, u == K - 1)) {
         snprintf(err, errlen, "%s", ddp_error(t->ddp));
@@ -283,21 +323,24 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
     t->step++;
     taken++;
     images += (long long)L * t->size;
+    local_images += n;
     int crash_rank;
     if (t->step == crash_step(&crash_rank) && t->rank == crash_rank) raise(SIGKILL);
     if (t->after_step && s + 1 < t->steps_per_epoch) { /* an epoch's end: cifar_peer_after_epoch */
-      const double partial[4] = {loss_sum, correct_sum, images_before + (double)taken * L,
+      const double partial[4] = {loss_sum, correct_sum, images_before + (double)local_images,
                                  cpu_before + clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0};
       if (t->after_step(t->after_step_ctx, t, epoch, partial, err, errlen)) return -1;
     }
-    cifar_progress_update(progress, s + 1, loss_sum / (images_before + (double)taken * L), images, now_s());
+    cifar_progress_update(progress, s + 1, loss_sum / (images_before + (double)local_images), images, now_s());
   }
+  if (a->uneven && cifar_train_join(t, &taken, err, errlen)) return -1;
   const double secs = now_s() - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
-  double sums[4] = {loss_sum, correct_sum, images_before + (double)taken * L, cpu_before + cpu};
+  double sums[4] = {loss_sum, correct_sum, images_before + (double)local_images, cpu_before + cpu};
   if (ddp_allreduce_sum(t->ddp, "cifar.train.metrics", sums, 4)) {
     snprintf(err, errlen, "%s", ddp_error(t->ddp));
     return -1;
   }
+  if (a->uneven) images = (long long)sums[2]; /* every rank's images, counted */
   e->epoch = epoch + 1;
   e->train_loss = sums[2] > 0 ? sums[0] / sums[2] : NAN;
   e->train_acc = sums[2] > 0 ? sums[1] / sums[2] : 0;

@@ -32,8 +32,9 @@ typedef struct cifar_train {
   batch_transform_t train_tf, test_tf;
   int local_batch;      /* images per step on this rank */
   int micro_max;        /* largest micro-batch: the model's max_batch */
-  int steps_per_epoch;
-  int *order;           /* (local_batch * steps_per_epoch) micro-batch-major indices */
+  int steps_per_epoch;  /* the schedule's steps per epoch (with --uneven: the most any rank has) */
+  int my_steps;         /* this rank's steps per epoch (--uneven: its shard's batches, the last partial) */
+  int *order;           /* (local_batch * my_steps) micro-batch-major indices */
   long long step;       /* optimiser steps taken, in all */
   device_batch_t batch; /* the batch where the model reads it (local_batch images) */
   int amp;              /* --amp on the GPU: float16 compute, dynamic loss scaling */
