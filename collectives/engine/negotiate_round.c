@@ -182,8 +182,10 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
       /* Listed for execution before it leaves the pending table: a failed add leaves
        * it pending, where the teardown fails it, instead of in neither (a hang). */
       if (hv__exec_add(comm, h)) {
+        hv_result_t rc = hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
+        if (h->phantom) free(h->phantom_buf), hv__handle_free(h);
         free(name);
-        return hv__set_error(comm, HV_ERR_NO_MEMORY, "execution list");
+        return rc;
       }
       if (h->phantom) {
         free(name);
