@@ -97,6 +97,16 @@ static hv_result_t run_alltoall(hv_comm_t *comm, struct hv_handle *h) {
   return hv__alltoall(&comm->algo, h->sendbuf, h->recvbuf, bytes);
 }
 
+/* Reduce to the root: MPI's own (algo/reduce_root.c); AVERAGE divided on the root. */
+static hv_result_t run_reduce(hv_comm_t *comm, struct hv_handle *h) {
+  hv_dtype_t dt = (hv_dtype_t)h->meta.dtype;
+  if (h->meta.count == 0) return HV_SUCCESS;
+  HV_CHECK(hv__reduce_root(&comm->algo, h->sendbuf, h->recvbuf, h->meta.count, dt, (hv_op_t)h->meta.op,
+                           h->meta.root));
+  if (h->meta.op == HV_AVERAGE && comm->rank == h->meta.root) hv__divide(h->recvbuf, h->meta.count, dt, comm->size);
+  return HV_SUCCESS;
+}
+
 /* What runs a collective other than allreduce, for the flight recorder: as the
  * algorithms choose (algo/broadcast.c, allgather.c). */
 static const char *algo_of(hv_comm_t *comm, const struct hv_handle *h) {
@@ -106,7 +116,15 @@ static const char *algo_of(hv_comm_t *comm, const struct hv_handle *h) {
     case HV__COLL_ALLGATHER:
     case HV__COLL_ALLGATHERV: return hv__hier_other_wanted(&comm->algo, bytes * (size_t)comm->size) ? "hier" : "ring";
     case HV__COLL_REDUCESCATTER: return "ring";
-    case HV__COLL_ALLTOALL: return "pairwise";
+    case HV__COLL_ALLTOALL:
+    case HV__COLL_ALLTOALLV:
+    case HV__COLL_GATHER:
+    case HV__COLL_GATHERV:
+    case HV__COLL_SCATTER:
+    case HV__COLL_SCATTERV:
+    case HV__COLL_SEND:
+    case HV__COLL_RECV: return "pairwise";
+    case HV__COLL_REDUCE: return "mpi";
     default: return "none";
   }
 }
@@ -126,12 +144,21 @@ hv_result_t hv__execute_list(hv_comm_t *comm) {
     if (comm->flight) hv__fr_started(comm, &h, 1, algo_of(comm, h));
     double t0 = hv__now_us();
     char *detail = NULL;
+    hv_result_t detail_code = HV_ERR_INVALID_ARGUMENT; /* the handle's result when detail is set */
     switch ((hv__coll_t)h->meta.coll) {
       case HV__COLL_BROADCAST: rc = run_broadcast(comm, h); break;
       case HV__COLL_ALLGATHER:
       case HV__COLL_ALLGATHERV: rc = run_allgather(comm, h, &detail); break;
       case HV__COLL_REDUCESCATTER: rc = run_reducescatter(comm, h); break;
       case HV__COLL_ALLTOALL: rc = run_alltoall(comm, h); break;
+      case HV__COLL_REDUCE: rc = run_reduce(comm, h); break;
+      case HV__COLL_ALLTOALLV:
+      case HV__COLL_GATHER:
+      case HV__COLL_GATHERV:
+      case HV__COLL_SCATTER:
+      case HV__COLL_SCATTERV:
+      case HV__COLL_SEND:
+      case HV__COLL_RECV: rc = hv__run_vector(comm, h, &detail_code, &detail); break;
       case HV__COLL_BARRIER: break;
       default: rc = hv__set_error(comm, HV_ERR_INTERNAL, "unknown collective %d", h->meta.coll);
     }
@@ -143,7 +170,7 @@ hv_result_t hv__execute_list(hv_comm_t *comm) {
     } else {
       /* Cleared first: once complete, the handle is its caller's to free (hv__exec_t). */
       comm->exec[i].handle = NULL;
-      hv__handle_complete(h, detail ? HV_ERR_INVALID_ARGUMENT : HV_SUCCESS, detail);
+      hv__handle_complete(h, detail ? detail_code : HV_SUCCESS, detail);
     }
     i++;
   }
