@@ -35,84 +35,89 @@ static int send_is_list(int coll) { return coll != HV__COLL_GATHERV; }
 static int recv_is_list(int coll) { return coll != HV__COLL_SCATTERV; }
 
 /* This rank's own faults: a negative split, splits that do not sum to the total. */
-static fault_t own_fault(const struct hv_handle *h, int n) {
+static fault_t own_fault(const hv__splits_t *s, int n) {
   fault_t f = {FAULT_NONE, 0, 0, 0};
   int64_t sum_send = 0, sum_recv = 0;
   for (int q = 0; q < n; q++) {
-    if (h->splits_send[q] < 0) return (fault_t){FAULT_NEG_SEND, q, h->splits_send[q], 0};
-    if (h->splits_recv[q] < 0) return (fault_t){FAULT_NEG_RECV, q, h->splits_recv[q], 0};
+    if (s->send[q] < 0) return (fault_t){FAULT_NEG_SEND, q, s->send[q], 0};
+    if (s->recv[q] < 0) return (fault_t){FAULT_NEG_RECV, q, s->recv[q], 0};
     /* Each split is at most INT64_MAX: a sum past it is saturated, and unequal to any total. */
-    if (__builtin_add_overflow(sum_send, h->splits_send[q], &sum_send)) sum_send = INT64_MAX;
-    if (__builtin_add_overflow(sum_recv, h->splits_recv[q], &sum_recv)) sum_recv = INT64_MAX;
+    if (__builtin_add_overflow(sum_send, s->send[q], &sum_send)) sum_send = INT64_MAX;
+    if (__builtin_add_overflow(sum_recv, s->recv[q], &sum_recv)) sum_recv = INT64_MAX;
   }
-  if (h->total_send >= 0 && sum_send != h->total_send) return (fault_t){FAULT_SUM_SEND, 0, sum_send, h->total_send};
-  if (h->total_recv >= 0 && sum_recv != h->total_recv) return (fault_t){FAULT_SUM_RECV, 0, sum_recv, h->total_recv};
+  if (s->total_send >= 0 && sum_send != s->total_send) return (fault_t){FAULT_SUM_SEND, 0, sum_send, s->total_send};
+  if (s->total_recv >= 0 && sum_recv != s->total_recv) return (fault_t){FAULT_SUM_RECV, 0, sum_recv, s->total_recv};
   return f;
 }
 
-static char *describe(const struct hv_handle *h, int p, const fault_t *f, hv_result_t *code) {
-  int c = h->meta.coll;
-  const char *coll = hv__coll_name((hv__coll_t)c);
+static char *describe(const hv__splits_t *s, int p, const fault_t *f, hv_result_t *code) {
+  int c = s->coll;
   *code = HV_ERR_INVALID_ARGUMENT;
   char si[32] = "", ri[32] = "";
   switch (f->kind) {
     case FAULT_NEG_SEND:
     case FAULT_NEG_RECV: {
-      int s = f->kind == FAULT_NEG_SEND;
-      return hv__strdup_printf("tensor '%s' (%s): rank %d's %s[%lld] is %lld: counts must not be negative", h->name,
-                               coll, p, s ? send_name(c) : recv_name(c), (long long)f->peer, (long long)f->a);
+      int snd = f->kind == FAULT_NEG_SEND;
+      return hv__strdup_printf("%s: rank %d's %s[%lld] is %lld: counts must not be negative", s->prefix, p,
+                               snd ? send_name(c) : recv_name(c), (long long)f->peer, (long long)f->a);
     }
     case FAULT_SUM_SEND:
     case FAULT_SUM_RECV: {
-      int s = f->kind == FAULT_SUM_SEND;
-      return hv__strdup_printf("tensor '%s' (%s): rank %d's %s sum to %lld, not to its %s %lld", h->name, coll, p,
-                               s ? send_name(c) : recv_name(c), (long long)f->a, s ? "sendcount" : "recvcount",
+      int snd = f->kind == FAULT_SUM_SEND;
+      return hv__strdup_printf("%s: rank %d's %s sum to %lld, not to its %s %lld", s->prefix, p,
+                               snd ? send_name(c) : recv_name(c), (long long)f->a, snd ? "sendcount" : "recvcount",
                                (long long)f->b);
     }
     default:
       *code = HV_ERR_MISMATCH;
       if (send_is_list(c)) snprintf(si, sizeof si, "[%d]", p);
       if (recv_is_list(c)) snprintf(ri, sizeof ri, "[%lld]", (long long)f->peer);
-      return hv__strdup_printf("tensor '%s' (%s): the counts disagree: rank %lld sends %lld elements to rank %d (its "
-                               "%s%s), rank %d expects %lld from rank %lld (its %s%s)", h->name, coll,
-                               (long long)f->peer, (long long)f->a, p, send_name(c), si, p, (long long)f->b,
-                               (long long)f->peer, recv_name(c), ri);
+      return hv__strdup_printf("%s: the counts disagree: rank %lld sends %lld elements to rank %d (its %s%s), rank %d "
+                               "expects %lld from rank %lld (its %s%s)", s->prefix, (long long)f->peer,
+                               (long long)f->a, p, send_name(c), si, p, (long long)f->b, (long long)f->peer,
+                               recv_name(c), ri);
   }
 }
 
-/* Every rank's splits checked together (see the top). HV_SUCCESS with *detail set:
- * a fault, the same on every rank; the collective is not run. */
-static hv_result_t agree_on_splits(hv_comm_t *comm, struct hv_handle *h, hv_result_t *code, char **detail) {
+hv_result_t hv__splits_agree(hv_comm_t *comm, MPI_Comm mpi, const hv__splits_t *s, hv_result_t *code, char **detail) {
   int n = comm->size;
   int64_t *incoming = malloc(sizeof(int64_t) * (size_t)n);
   fault_t *all = malloc(sizeof(fault_t) * (size_t)n);
   if (!incoming || !all) {
     free(incoming);
     free(all);
-    return hv__set_error(comm, HV_ERR_NO_MEMORY, "tensor '%s': the splits' exchange", h->name);
+    return hv__set_error(comm, HV_ERR_NO_MEMORY, "%s: the splits' exchange", s->prefix);
   }
   hv_result_t rc = HV_SUCCESS;
-  fault_t mine = own_fault(h, n);
+  fault_t mine = own_fault(s, n);
   MPI_Request req;
-  int mpi_rc = MPI_Ialltoall(h->splits_send, 1, MPI_INT64_T, incoming, 1, MPI_INT64_T, comm->algo.mpi, &req);
+  int mpi_rc = MPI_Ialltoall(s->send, 1, MPI_INT64_T, incoming, 1, MPI_INT64_T, mpi, &req);
   if (mpi_rc != MPI_SUCCESS) rc = hv__fail_mpi(&comm->host.errors, mpi_rc, "MPI_Ialltoall", __FILE__, __LINE__);
-  if (rc == HV_SUCCESS) rc = hv__wait_mpi(&comm->host, 1, &req, "alltoallv (the splits' exchange)", 0);
+  if (rc == HV_SUCCESS) rc = hv__wait_mpi(&comm->host, 1, &req, "the exchange of splits", 0);
   for (int q = 0; rc == HV_SUCCESS && mine.kind == FAULT_NONE && q < n; q++)
-    if (incoming[q] >= 0 && incoming[q] != h->splits_recv[q])
-      mine = (fault_t){FAULT_DISAGREE, q, incoming[q], h->splits_recv[q]};
+    if (incoming[q] >= 0 && incoming[q] != s->recv[q]) mine = (fault_t){FAULT_DISAGREE, q, incoming[q], s->recv[q]};
   if (rc == HV_SUCCESS) {
-    mpi_rc = MPI_Iallgather(&mine, 4, MPI_INT64_T, all, 4, MPI_INT64_T, comm->algo.mpi, &req);
+    mpi_rc = MPI_Iallgather(&mine, 4, MPI_INT64_T, all, 4, MPI_INT64_T, mpi, &req);
     if (mpi_rc != MPI_SUCCESS) rc = hv__fail_mpi(&comm->host.errors, mpi_rc, "MPI_Iallgather", __FILE__, __LINE__);
-    if (rc == HV_SUCCESS) rc = hv__wait_mpi(&comm->host, 1, &req, "alltoallv (the splits' verdicts)", 0);
+    if (rc == HV_SUCCESS) rc = hv__wait_mpi(&comm->host, 1, &req, "the verdicts on the splits", 0);
   }
   for (int p = 0; rc == HV_SUCCESS && p < n; p++)
     if (all[p].kind != FAULT_NONE) {
-      *detail = describe(h, p, &all[p], code);
+      *detail = describe(s, p, &all[p], code);
       break;
     }
   free(incoming);
   free(all);
   return rc;
+}
+
+/* Every rank's splits checked together (see the top). HV_SUCCESS with *detail set:
+ * a fault, the same on every rank; the collective is not run. */
+static hv_result_t agree_on_splits(hv_comm_t *comm, struct hv_handle *h, hv_result_t *code, char **detail) {
+  char prefix[4200];
+  snprintf(prefix, sizeof prefix, "tensor '%s' (%s)", h->name, hv__coll_name((hv__coll_t)h->meta.coll));
+  hv__splits_t s = {h->meta.coll, prefix, h->splits_send, h->splits_recv, h->total_send, h->total_recv};
+  return hv__splits_agree(comm, comm->algo.mpi, &s, code, detail);
 }
 
 /* off (n + 1 entries) = the prefix sums of len times es. */

@@ -304,6 +304,18 @@ int hv__exec_add(hv_comm_t *comm, struct hv_handle *h); /* -1 when out of memory
 /* Alltoallv, gather(v), scatter(v), send and recv (engine_vector.c). A fault of the
  * splits found on every rank alike: HV_SUCCESS with *detail (and *code) set. */
 hv_result_t hv__run_vector(hv_comm_t *comm, struct hv_handle *h, hv_result_t *code, char **detail);
+/* One rank's splits of an alltoallv, gatherv or scatterv (coll: HV__COLL_ALLTOALLV,
+ * GATHERV, SCATTERV, for the lists' names in messages), its declared totals (-1:
+ * none), and the prefix of messages ("tensor 'x' (alltoallv)", "hv_alltoallv_cuda"). */
+typedef struct hv__splits {
+  int coll;
+  const char *prefix;
+  const int64_t *send, *recv; /* size entries each */
+  int64_t total_send, total_recv;
+} hv__splits_t;
+/* Collective over mpi: every rank's splits checked together (engine_vector.c); a fault
+ * anywhere: HV_SUCCESS with the same *detail and *code on every rank. */
+hv_result_t hv__splits_agree(hv_comm_t *comm, MPI_Comm mpi, const hv__splits_t *s, hv_result_t *code, char **detail);
 /* ---- fusion (fusion.c) ---- */
 /* Whether allreduce b can be fused after a (same wire dtype and reduction). */
 int hv__fusion_fusable(const struct hv_handle *a, const struct hv_handle *b);
