@@ -256,7 +256,8 @@ size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_
 
 /* ---- ordered calls (hv_cuda.h), ordered_check.c ---- */
 enum { HV__ORDERED_ALLREDUCE = 1, HV__ORDERED_ALLGATHER, HV__ORDERED_BROADCAST, HV__ORDERED_GROUP,
-       HV__ORDERED_REDUCESCATTER, HV__ORDERED_ALLTOALL, HV__ORDERED_KINDS };
+       HV__ORDERED_REDUCESCATTER, HV__ORDERED_ALLTOALL, HV__ORDERED_ALLTOALLV, HV__ORDERED_REDUCE,
+       HV__ORDERED_GATHER, HV__ORDERED_GATHERV, HV__ORDERED_SCATTER, HV__ORDERED_SCATTERV, HV__ORDERED_KINDS };
 /* The function an ordered call kind stands for ("hv_allgather_cuda"). */
 const char *hv__ordered_name(int coll);
 /* Collective over mpi (a communicator of the calling thread's): every rank called the
