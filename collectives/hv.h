@@ -19,7 +19,8 @@
  *  - Names identify a collective across ranks: every rank must submit the same name
  *    with the same type, dtype, count, op and root, in any order. A name may not be
  *    pending twice on one rank. A mismatch fails that handle on every rank with
- *    HV_ERR_MISMATCH naming the tensor, the ranks and both values.
+ *    HV_ERR_MISMATCH naming the tensor, the ranks and both values. Exception: a
+ *    hv_send/hv_recv name is submitted by its two ranks only (see there).
  *
  * This header includes no MPI, CUDA, NCCL or hwloc header: a CPU-only trainer builds
  * against it alone. hv_mpi.h adds initialisation from an MPI_Comm.
