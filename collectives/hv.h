@@ -19,7 +19,8 @@
  *  - Names identify a collective across ranks: every rank must submit the same name
  *    with the same type, dtype, count, op and root, in any order. A name may not be
  *    pending twice on one rank. A mismatch fails that handle on every rank with
- *    HV_ERR_MISMATCH naming the tensor, the ranks and both values.
+ *    HV_ERR_MISMATCH naming the tensor, the ranks and both values. Exception: a
+ *    hv_send/hv_recv name is submitted by its two ranks only (see there).
  *
  * This header includes no MPI, CUDA, NCCL or hwloc header: a CPU-only trainer builds
  * against it alone. hv_mpi.h adds initialisation from an MPI_Comm.
@@ -301,6 +302,63 @@ HV_API hv_result_t hv_alltoall_async(hv_comm_t *comm, const char *name, const vo
                               void *recvbuf, size_t count, hv_dtype_t dtype,
                               hv_handle_t *handle);
 
+/* All-to-all with per-rank counts (Horovod's alltoall(splits=), c10d's
+ * all_to_all_single, MPI_Alltoallv): the first sendsplits[0] elements of sendbuf go to
+ * rank 0, the next sendsplits[1] to rank 1, and so on; recvbuf receives recvsplits[j]
+ * elements from each rank j, concatenated in rank order. sendsplits and recvsplits
+ * have size entries (int64_t, as c10d's split sizes) and are copied at the call. The
+ * splits are checked on every rank as the collective starts, and any fault fails the
+ * handle on every rank, naming the rank and the values: a negative split, sendsplits
+ * that do not sum to sendcount or recvsplits to recvcount (HV_ERR_INVALID_ARGUMENT),
+ * rank j's sendsplits[i] unequal to rank i's recvsplits[j] (HV_ERR_MISMATCH, both
+ * ranks and both values). Zero splits are fine. Out-of-place only. */
+HV_API hv_result_t hv_alltoallv_async(hv_comm_t *comm, const char *name, const void *sendbuf, size_t sendcount,
+                                      const int64_t *sendsplits, hv_dtype_t dtype, void *recvbuf,
+                                      size_t recvcount, const int64_t *recvsplits, hv_handle_t *handle);
+
+/* recvbuf on root (count elements) = op over ranks of sendbuf; recvbuf is not used on
+ * the other ranks (may be NULL). In place on root when sendbuf is NULL or recvbuf.
+ * The same count, dtype, op and root on every rank; a root out of range on any rank
+ * fails the handle on every rank (HV_ERR_INVALID_ARGUMENT, naming the rank). */
+HV_API hv_result_t hv_reduce_async(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf,
+                                   size_t count, hv_dtype_t dtype, hv_op_t op, int root, hv_handle_t *handle);
+
+/* Gather: recvbuf on root (size * count elements) = every rank's sendbuf (count
+ * elements), in rank order; recvbuf is not used elsewhere (may be NULL). */
+HV_API hv_result_t hv_gather_async(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf,
+                                   size_t count, hv_dtype_t dtype, int root, hv_handle_t *handle);
+/* Gather with per-rank counts: rank j sends sendcount elements; root's recvcounts[j]
+ * (size entries, copied at the call; not used elsewhere, may be NULL) must equal rank
+ * j's sendcount, and recvbuf on root receives them concatenated in rank order. A
+ * negative count or a count that disagrees fails on every rank, naming both ranks
+ * and values (HV_ERR_INVALID_ARGUMENT / HV_ERR_MISMATCH). */
+HV_API hv_result_t hv_gatherv_async(hv_comm_t *comm, const char *name, const void *sendbuf, size_t sendcount,
+                                    hv_dtype_t dtype, void *recvbuf, const int64_t *recvcounts, int root,
+                                    hv_handle_t *handle);
+
+/* Scatter: block j (count elements) of root's sendbuf (size * count elements; not used
+ * elsewhere, may be NULL) lands in rank j's recvbuf. */
+HV_API hv_result_t hv_scatter_async(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf,
+                                    size_t count, hv_dtype_t dtype, int root, hv_handle_t *handle);
+/* Scatter with per-rank counts: root's sendcounts[j] elements (size entries, copied;
+ * not used elsewhere, may be NULL), taken from root's sendbuf in rank order, land in
+ * rank j's recvbuf, whose recvcount must equal them (checked as for hv_gatherv). */
+HV_API hv_result_t hv_scatterv_async(hv_comm_t *comm, const char *name, const void *sendbuf,
+                                     const int64_t *sendcounts, hv_dtype_t dtype, void *recvbuf, size_t recvcount,
+                                     int root, hv_handle_t *handle);
+
+/* Point-to-point: a named pair. hv_send on rank src (to dest) and hv_recv on rank dest
+ * (from src) with the same name make one transfer of count elements; the other ranks
+ * take no part. The pair is negotiated like a collective, by the two ranks only: a
+ * different count, dtype or peer on the two ends fails both with HV_ERR_MISMATCH
+ * naming both; a send whose receive never comes (or the reverse) is named by the
+ * stall report (HV_STALL_CHECK_TIME) with the missing rank, and fails with
+ * HV_ERR_STALLED after HV_STALL_SHUTDOWN_TIME. dest/src must be another rank. */
+HV_API hv_result_t hv_send_async(hv_comm_t *comm, const char *name, const void *buf, size_t count,
+                                 hv_dtype_t dtype, int dest, hv_handle_t *handle);
+HV_API hv_result_t hv_recv_async(hv_comm_t *comm, const char *name, void *buf, size_t count, hv_dtype_t dtype,
+                                 int src, hv_handle_t *handle);
+
 /* Completes once every rank has called it (barriers are matched in call order). */
 HV_API hv_result_t hv_barrier_async(hv_comm_t *comm, hv_handle_t *handle);
 
@@ -330,6 +388,22 @@ HV_API hv_result_t hv_reducescatter(hv_comm_t *comm, const char *name, const voi
                              void *recvbuf, size_t recvcount, hv_dtype_t dtype, hv_op_t op);
 HV_API hv_result_t hv_alltoall(hv_comm_t *comm, const char *name, const void *sendbuf,
                         void *recvbuf, size_t count, hv_dtype_t dtype);
+HV_API hv_result_t hv_alltoallv(hv_comm_t *comm, const char *name, const void *sendbuf, size_t sendcount,
+                                const int64_t *sendsplits, hv_dtype_t dtype, void *recvbuf, size_t recvcount,
+                                const int64_t *recvsplits);
+HV_API hv_result_t hv_reduce(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf, size_t count,
+                             hv_dtype_t dtype, hv_op_t op, int root);
+HV_API hv_result_t hv_gather(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf, size_t count,
+                             hv_dtype_t dtype, int root);
+HV_API hv_result_t hv_gatherv(hv_comm_t *comm, const char *name, const void *sendbuf, size_t sendcount,
+                              hv_dtype_t dtype, void *recvbuf, const int64_t *recvcounts, int root);
+HV_API hv_result_t hv_scatter(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf, size_t count,
+                              hv_dtype_t dtype, int root);
+HV_API hv_result_t hv_scatterv(hv_comm_t *comm, const char *name, const void *sendbuf, const int64_t *sendcounts,
+                               hv_dtype_t dtype, void *recvbuf, size_t recvcount, int root);
+HV_API hv_result_t hv_send(hv_comm_t *comm, const char *name, const void *buf, size_t count, hv_dtype_t dtype,
+                           int dest);
+HV_API hv_result_t hv_recv(hv_comm_t *comm, const char *name, void *buf, size_t count, hv_dtype_t dtype, int src);
 HV_API hv_result_t hv_barrier(hv_comm_t *comm);
 
 /* Join for uneven inputs (Horovod's join, DDP's Join): a rank that has run out of

@@ -27,6 +27,7 @@
 #define HV_CUDA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hv.h"
 
@@ -68,6 +69,28 @@ HV_API hv_result_t hv_reducescatter_cuda(hv_comm_t *comm, const void *sendbuf, v
  * of its recvbuf; both hold size * count elements and must not overlap. */
 HV_API hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
                              void *stream);
+
+/* The collectives of issue #24 on device buffers, within one node (NCCL): across
+ * nodes they fail with HV_ERR_UNSUPPORTED for now, on every rank alike. Counts, roots
+ * and splits as in hv.h's forms (the split and count arrays are host memory); every
+ * rank checks them together before anything is enqueued, so a negative count,
+ * splits that do not sum, or splits that disagree between two ranks fail every rank
+ * with the same message naming both (HV_ERR_INVALID_ARGUMENT / HV_ERR_MISMATCH), as
+ * does a root out of range. hv_reduce_cuda is ncclReduce (HV_AVERAGE: ncclAvg, float
+ * dtypes); the others are one group of ncclSend/ncclRecv, empty blocks skipped. */
+HV_API hv_result_t hv_alltoallv_cuda(hv_comm_t *comm, const void *sendbuf, size_t sendcount, const int64_t *sendsplits,
+                                     hv_dtype_t dtype, void *recvbuf, size_t recvcount, const int64_t *recvsplits,
+                                     void *stream);
+HV_API hv_result_t hv_reduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                                  hv_op_t op, int root, void *stream);
+HV_API hv_result_t hv_gather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                                  int root, void *stream);
+HV_API hv_result_t hv_gatherv_cuda(hv_comm_t *comm, const void *sendbuf, size_t sendcount, hv_dtype_t dtype,
+                                   void *recvbuf, const int64_t *recvcounts, int root, void *stream);
+HV_API hv_result_t hv_scatter_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                                   int root, void *stream);
+HV_API hv_result_t hv_scatterv_cuda(hv_comm_t *comm, const void *sendbuf, const int64_t *sendcounts, hv_dtype_t dtype,
+                                    void *recvbuf, size_t recvcount, int root, void *stream);
 
 /* Waits until stream has drained, bounded by HV_TIMEOUT, checking the communicator's
  * NCCL state meanwhile (see above). */

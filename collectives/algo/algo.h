@@ -207,6 +207,16 @@ hv_result_t hv__reducescatter(hv__algo_ctx_t *ctx, void *buf, size_t block, hv_d
 /* Alltoall (alltoall.c): block q (bytes) of send goes to rank q, block q of recv
  * comes from rank q; every pair exchanges directly. */
 hv_result_t hv__alltoall(hv__algo_ctx_t *ctx, const void *send, void *recv, size_t bytes);
+/* Alltoallv (alltoallv.c): bytes [send_off[q], send_off[q+1]) of send go to rank q,
+ * bytes [recv_off[q], recv_off[q+1]) of recv come from rank q (size + 1 offsets each;
+ * every pair must agree on its block's size). Empty blocks cost nothing: gather,
+ * scatter and point-to-point are this with one peer's blocks only. */
+hv_result_t hv__alltoallv(hv__algo_ctx_t *ctx, const void *send, const size_t *send_off, void *recv,
+                          const size_t *recv_off);
+/* Reduce to root (reduce_root.c), MPI's MPI_Ireduce: count elements of send (NULL or
+ * recv on root: in place) reduced into recv on root (unused elsewhere); AVERAGE as SUM. */
+hv_result_t hv__reduce_root(hv__algo_ctx_t *ctx, const void *send, void *recv, size_t count, hv_dtype_t dtype,
+                            hv_op_t op, int root);
 
 /* Polls MPI requests until they complete or the host's HV_TIMEOUT passes, asking
  * the host now and then whether a peer failed (wait_mpi.c); `what` names the

@@ -55,7 +55,8 @@ enum {
   HV__TAG_ALLGATHER_HIER = 107,
   HV__TAG_RAB_RS = 108, /* Rabenseifner: folding in and recursive halving */
   HV__TAG_RAB_AG = 109, /* Rabenseifner: recursive doubling and unfolding */
-  HV__TAG_ALLREDUCE_1R = 110 /* single-rounding 16-bit allreduce: the all-to-all */
+  HV__TAG_ALLREDUCE_1R = 110, /* single-rounding 16-bit allreduce: the all-to-all */
+  HV__TAG_ALLTOALLV = 111     /* alltoallv, gather(v), scatter(v), send/recv */
 };
 /* A sub-transport (hv__transport_sub_init) adds its offset to every tag above, so
  * the 2-D allreduce's row and column phases never match each other's messages nor

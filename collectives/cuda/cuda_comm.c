@@ -278,7 +278,9 @@ static hv_result_t reserve(hv_comm_t *comm, void **buf, size_t *have, size_t byt
  * public functions below record its end (ordered_end). */
 enum { COLL_ALLREDUCE = HV__ORDERED_ALLREDUCE, COLL_ALLGATHER = HV__ORDERED_ALLGATHER,
        COLL_BROADCAST = HV__ORDERED_BROADCAST, COLL_GROUP = HV__ORDERED_GROUP,
-       COLL_REDUCESCATTER = HV__ORDERED_REDUCESCATTER, COLL_ALLTOALL = HV__ORDERED_ALLTOALL };
+       COLL_REDUCESCATTER = HV__ORDERED_REDUCESCATTER, COLL_ALLTOALL = HV__ORDERED_ALLTOALL,
+       COLL_ALLTOALLV = HV__ORDERED_ALLTOALLV, COLL_REDUCE = HV__ORDERED_REDUCE, COLL_GATHER = HV__ORDERED_GATHER,
+       COLL_GATHERV = HV__ORDERED_GATHERV, COLL_SCATTER = HV__ORDERED_SCATTER, COLL_SCATTERV = HV__ORDERED_SCATTERV };
 
 /* The flight recorder's event of this thread's call in progress, and its stream. */
 static _Thread_local uint64_t ordered_pos;
@@ -554,6 +556,148 @@ static hv_result_t alltoall_cuda_call(hv_comm_t *comm, const void *sendbuf, void
   return HV_SUCCESS;
 }
 
+/* ---- issue #24: alltoallv, reduce, gather(v), scatter(v), one node ---- */
+
+/* After begin(): what every rank agreed on is checked for range here, where every rank
+ * fails alike (a rank failing before begin() would leave the others in its agreement). */
+static hv_result_t agreed_root(hv_comm_t *comm, const char *name, int root) {
+  if (root >= 0 && root < comm->size) return HV_SUCCESS;
+  return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: root %d is out of range (ranks are 0..%d)", name, root,
+                       comm->size - 1);
+}
+
+static hv_result_t one_node(hv_comm_t *comm, const char *name) {
+  if (comm->cross_size == 1) return HV_SUCCESS;
+  return hv__set_error(comm, HV_ERR_UNSUPPORTED, "%s: device buffers on %d nodes; it runs within one node (NCCL) "
+                       "so far: stage through host buffers and hv.h's call", name, comm->cross_size);
+}
+
+/* Block q of send (send[q] elements, in rank order) to rank q, block q of recv from
+ * rank q, as one NCCL group: the NCCL communicator's ranks are the job's on one node.
+ * Empty blocks are skipped on both sides (the splits agree, so both skip alike). */
+static hv_result_t pairwise(hv_comm_t *comm, const void *sendbuf, const int64_t *send, void *recvbuf,
+                            const int64_t *recv, hv_dtype_t dtype, cudaStream_t stream) {
+  hv__cuda_t *c = comm->cuda;
+  const ncclDataType_t t = nccl_type(dtype);
+  const size_t es = hv_dtype_size(dtype);
+  size_t soff = 0, roff = 0;
+  NCCL_CHECK(comm, ncclGroupStart());
+  for (int q = 0; q < comm->size; q++) {
+    if (send[q]) {
+      ncclResult_t rc = ncclSend((const char *)sendbuf + soff * es, (size_t)send[q], t, q, c->nccl, stream);
+      if (rc != ncclSuccess) {
+        ncclGroupEnd();
+        return nccl_failed(comm, rc, "ncclSend");
+      }
+    }
+    if (recv[q]) {
+      ncclResult_t rc = ncclRecv((char *)recvbuf + roff * es, (size_t)recv[q], t, q, c->nccl, stream);
+      if (rc != ncclSuccess) {
+        ncclGroupEnd();
+        return nccl_failed(comm, rc, "ncclRecv");
+      }
+    }
+    soff += (size_t)send[q];
+    roff += (size_t)recv[q];
+  }
+  NCCL_CHECK(comm, ncclGroupEnd());
+  return HV_SUCCESS;
+}
+
+/* The v-forms: the splits agreed on by every rank (hv__splits_agree), then pairwise. */
+static hv_result_t pairwise_v(hv_comm_t *comm, int kind, const char *name, const void *sendbuf, const int64_t *send,
+                              int64_t total_send, void *recvbuf, const int64_t *recv, int64_t total_recv,
+                              hv_dtype_t dtype, cudaStream_t stream) {
+  hv__splits_t s = {kind == COLL_ALLTOALLV ? HV__COLL_ALLTOALLV : kind == COLL_GATHERV ? HV__COLL_GATHERV
+                                                                                        : HV__COLL_SCATTERV,
+                    name, send, recv, total_send, total_recv};
+  hv_result_t code = HV_SUCCESS;
+  char *detail = NULL;
+  HV_CHECK(hv__splits_agree(comm, comm->cuda->all, &s, &code, &detail));
+  if (detail) {
+    hv_result_t rc = hv__set_error(comm, code, "%s", detail);
+    free(detail);
+    return rc;
+  }
+  HV_CHECK(one_node(comm, name));
+  return pairwise(comm, sendbuf, send, recvbuf, recv, dtype, stream);
+}
+
+/* Splits for the calls that have none (gather, scatter), or whose root's list stands
+ * for the others' (gatherv, scatterv): 2 x size entries, zeros. */
+static int64_t *zero_splits(hv_comm_t *comm, const char *name) {
+  int64_t *s = calloc(2 * (size_t)comm->size, sizeof(int64_t));
+  if (!s) hv__set_error(comm, HV_ERR_NO_MEMORY, "%s: splits", name);
+  return s;
+}
+
+static hv_result_t alltoallv_cuda_call(hv_comm_t *comm, const void *sendbuf, size_t sendcount,
+                                       const int64_t *sendsplits, hv_dtype_t dtype, void *recvbuf, size_t recvcount,
+                                       const int64_t *recvsplits, void *stream) {
+  static const char name[] = "hv_alltoallv_cuda";
+  if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || !sendsplits || !recvsplits || (sendcount && !sendbuf) ||
+               (recvcount && !recvbuf) || sendcount > (size_t)INT64_MAX || recvcount > (size_t)INT64_MAX))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: bad dtype, NULL splits or buffer, or a count past INT64_MAX",
+                         name);
+  HV_CHECK(check_size(comm, name, sendcount, 1, dtype));
+  HV_CHECK(check_size(comm, name, recvcount, 1, dtype));
+  HV_CHECK(begin(comm, COLL_ALLTOALLV, 0, dtype, 0));
+  return pairwise_v(comm, COLL_ALLTOALLV, name, sendbuf, sendsplits, (int64_t)sendcount, recvbuf, recvsplits,
+                    (int64_t)recvcount, dtype, (cudaStream_t)stream);
+}
+
+static hv_result_t reduce_cuda_call(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                                    hv_op_t op, int root, void *stream) {
+  static const char name[] = "hv_reduce_cuda";
+  if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || (unsigned)op >= HV_NUM_OPS || (count && !sendbuf) ||
+               (count && root == comm->rank && !recvbuf)))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: bad dtype, op or NULL buffer", name);
+  HV_CHECK(check_average(comm, name, dtype, op));
+  HV_CHECK(check_size(comm, name, count, 1, dtype));
+  /* Op and root agreed in one value. */
+  HV_CHECK(begin(comm, COLL_REDUCE, count, dtype, (int)op + HV_NUM_OPS * root));
+  HV_CHECK(agreed_root(comm, name, root));
+  HV_CHECK(one_node(comm, name));
+  if (count == 0) return HV_SUCCESS;
+  NCCL_CHECK(comm, ncclReduce(sendbuf, recvbuf, count, nccl_type(dtype), nccl_op(op), root, comm->cuda->nccl,
+                              (cudaStream_t)stream));
+  return HV_SUCCESS;
+}
+
+/* Gather and scatter, plain (count for every rank) or v (the root's list). */
+static hv_result_t gather_scatter_call(hv_comm_t *comm, int kind, const char *name, const void *sendbuf, void *recvbuf,
+                                       size_t count, const int64_t *list, hv_dtype_t dtype, int root, void *stream) {
+  const int gather = kind == COLL_GATHER || kind == COLL_GATHERV, v = kind == COLL_GATHERV || kind == COLL_SCATTERV;
+  if (comm && ((unsigned)dtype >= HV_NUM_DTYPES || count > (size_t)INT64_MAX || (count && !(gather ? sendbuf : recvbuf))))
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: bad dtype, NULL buffer or a count past INT64_MAX", name);
+  if (comm && v && root == comm->rank && !list)
+    return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "%s: the root's %s is NULL", name,
+                         gather ? "recvcounts" : "sendcounts");
+  HV_CHECK(check_size(comm, name, count, v ? 1 : (size_t)(comm ? comm->size : 1), dtype));
+  HV_CHECK(begin(comm, kind, v ? 0 : count, dtype, root));
+  HV_CHECK(agreed_root(comm, name, root));
+  int64_t *s = zero_splits(comm, name);
+  if (!s) return HV_ERR_NO_MEMORY;
+  int n = comm->size;
+  int64_t *send = s, *recv = s + n;
+  const int is_root = comm->rank == root;
+  if (gather) send[root] = (int64_t)count;
+  else recv[root] = (int64_t)count;
+  for (int q = 0; is_root && q < n; q++) {
+    if (gather) recv[q] = v ? list[q] : (int64_t)count;
+    else send[q] = v ? list[q] : (int64_t)count;
+  }
+  hv_result_t rc;
+  if (v) {
+    rc = pairwise_v(comm, kind, name, sendbuf, send, -1, recvbuf, recv, -1, dtype, (cudaStream_t)stream);
+  } else {
+    rc = one_node(comm, name);
+    if (rc == HV_SUCCESS) rc = pairwise(comm, sendbuf, send, recvbuf, recv, dtype, (cudaStream_t)stream);
+  }
+  free(s);
+  return rc;
+}
+
 /* The grid of one fusion kernel launch covers at most this many tensors. */
 #define GROUP_LAUNCH_MAX 65535
 
@@ -668,6 +812,54 @@ hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf
   ordered_pos = 0;
   ordered_stream = stream_arg;
   return ordered_end(comm, alltoall_cuda_call(comm, sendbuf, recvbuf, count, dtype, stream_arg));
+}
+
+hv_result_t hv_alltoallv_cuda(hv_comm_t *comm, const void *sendbuf, size_t sendcount, const int64_t *sendsplits,
+                              hv_dtype_t dtype, void *recvbuf, size_t recvcount, const int64_t *recvsplits,
+                              void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, alltoallv_cuda_call(comm, sendbuf, sendcount, sendsplits, dtype, recvbuf, recvcount,
+                                               recvsplits, stream_arg));
+}
+
+hv_result_t hv_reduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                           hv_op_t op, int root, void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, reduce_cuda_call(comm, sendbuf, recvbuf, count, dtype, op, root, stream_arg));
+}
+
+hv_result_t hv_gather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                           int root, void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, gather_scatter_call(comm, COLL_GATHER, "hv_gather_cuda", sendbuf, recvbuf, count, NULL,
+                                               dtype, root, stream_arg));
+}
+
+hv_result_t hv_gatherv_cuda(hv_comm_t *comm, const void *sendbuf, size_t sendcount, hv_dtype_t dtype, void *recvbuf,
+                            const int64_t *recvcounts, int root, void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, gather_scatter_call(comm, COLL_GATHERV, "hv_gatherv_cuda", sendbuf, recvbuf, sendcount,
+                                               recvcounts, dtype, root, stream_arg));
+}
+
+hv_result_t hv_scatter_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                            int root, void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, gather_scatter_call(comm, COLL_SCATTER, "hv_scatter_cuda", sendbuf, recvbuf, count, NULL,
+                                               dtype, root, stream_arg));
+}
+
+hv_result_t hv_scatterv_cuda(hv_comm_t *comm, const void *sendbuf, const int64_t *sendcounts, hv_dtype_t dtype,
+                             void *recvbuf, size_t recvcount, int root, void *stream_arg) {
+  ordered_pos = 0;
+  ordered_stream = stream_arg;
+  return ordered_end(comm, gather_scatter_call(comm, COLL_SCATTERV, "hv_scatterv_cuda", sendbuf, recvbuf, recvcount,
+                                               sendcounts, dtype, root, stream_arg));
 }
 
 hv_result_t hv_allreduce_cuda_group(hv_comm_t *comm, const hv_cuda_tensor_t *tensors, int n, hv_dtype_t dtype,

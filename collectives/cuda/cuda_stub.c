@@ -53,6 +53,44 @@ hv_result_t hv_alltoall_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf
   return unsupported(comm, "hv_alltoall_cuda");
 }
 
+hv_result_t hv_alltoallv_cuda(hv_comm_t *comm, const void *sendbuf, size_t sendcount, const int64_t *sendsplits,
+                              hv_dtype_t dtype, void *recvbuf, size_t recvcount, const int64_t *recvsplits,
+                              void *stream) {
+  (void)sendbuf, (void)sendcount, (void)sendsplits, (void)dtype, (void)recvbuf, (void)recvcount, (void)recvsplits,
+      (void)stream;
+  return unsupported(comm, "hv_alltoallv_cuda");
+}
+
+hv_result_t hv_reduce_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                           hv_op_t op, int root, void *stream) {
+  (void)sendbuf, (void)recvbuf, (void)count, (void)dtype, (void)op, (void)root, (void)stream;
+  return unsupported(comm, "hv_reduce_cuda");
+}
+
+hv_result_t hv_gather_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                           int root, void *stream) {
+  (void)sendbuf, (void)recvbuf, (void)count, (void)dtype, (void)root, (void)stream;
+  return unsupported(comm, "hv_gather_cuda");
+}
+
+hv_result_t hv_gatherv_cuda(hv_comm_t *comm, const void *sendbuf, size_t sendcount, hv_dtype_t dtype, void *recvbuf,
+                            const int64_t *recvcounts, int root, void *stream) {
+  (void)sendbuf, (void)sendcount, (void)dtype, (void)recvbuf, (void)recvcounts, (void)root, (void)stream;
+  return unsupported(comm, "hv_gatherv_cuda");
+}
+
+hv_result_t hv_scatter_cuda(hv_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count, hv_dtype_t dtype,
+                            int root, void *stream) {
+  (void)sendbuf, (void)recvbuf, (void)count, (void)dtype, (void)root, (void)stream;
+  return unsupported(comm, "hv_scatter_cuda");
+}
+
+hv_result_t hv_scatterv_cuda(hv_comm_t *comm, const void *sendbuf, const int64_t *sendcounts, hv_dtype_t dtype,
+                             void *recvbuf, size_t recvcount, int root, void *stream) {
+  (void)sendbuf, (void)sendcounts, (void)dtype, (void)recvbuf, (void)recvcount, (void)root, (void)stream;
+  return unsupported(comm, "hv_scatterv_cuda");
+}
+
 hv_result_t hv_cuda_wait(hv_comm_t *comm, void *stream) {
   (void)stream;
   return unsupported(comm, "hv_cuda_wait");

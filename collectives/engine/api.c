@@ -302,6 +302,163 @@ hv_result_t hv_alltoall_async(hv_comm_t *comm, const char *name, const void *sen
   return submit(comm, h, handle);
 }
 
+/* ---- alltoallv, reduce, gather(v), scatter(v), send/recv (issue #24) ----
+ * What one rank can check alone fails at the call (NULL buffers, sizes past size_t).
+ * What involves other ranks is not checked here, so that every rank fails alike
+ * instead of one failing and the others waiting: roots are compared and range-checked
+ * by the coordinator (negotiate_coordinator.c), splits and counts by an exchange as
+ * the collective starts (engine_vector.c). */
+
+/* A request with a copy of its send and receive splits (size entries each; a NULL
+ * list is all zeros). total_*: the declared sums, -1 when the call declares none. */
+static struct hv_handle *new_split_handle(hv_comm_t *comm, const char *name, hv__coll_t coll, hv_dtype_t dtype,
+                                          size_t count, const int64_t *send, int64_t total_send,
+                                          const int64_t *recv, int64_t total_recv) {
+  struct hv_handle *h = new_handle(comm, name, coll, dtype, count);
+  if (!h) return NULL;
+  size_t n = (size_t)comm->size;
+  h->splits_send = calloc(2 * n, sizeof(int64_t));
+  if (!h->splits_send) {
+    hv__handle_free(h);
+    return NULL;
+  }
+  h->splits_recv = h->splits_send + n;
+  if (send) memcpy(h->splits_send, send, n * sizeof(int64_t));
+  if (recv) memcpy(h->splits_recv, recv, n * sizeof(int64_t));
+  h->total_send = total_send;
+  h->total_recv = total_recv;
+  return h;
+}
+
+/* A count given as size_t, as a split total: past INT64_MAX it cannot be one. */
+static hv_result_t check_total(hv_comm_t *comm, const char *name, const char *what, size_t count, hv_dtype_t dtype) {
+  HV_CHECK(check_size(comm, name, what, count, 1, dtype));
+  if (count > (size_t)INT64_MAX) return bad(comm, name, what, " is past INT64_MAX");
+  return HV_SUCCESS;
+}
+
+hv_result_t hv_alltoallv_async(hv_comm_t *comm, const char *name, const void *sendbuf, size_t sendcount,
+                               const int64_t *sendsplits, hv_dtype_t dtype, void *recvbuf, size_t recvcount,
+                               const int64_t *recvsplits, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  if (!sendsplits || !recvsplits) return bad(comm, name, "sendsplits or recvsplits is NULL (one entry per rank each)", NULL);
+  if (sendcount && !sendbuf) return bad(comm, name, "sendbuf is NULL", NULL);
+  if (recvcount && !recvbuf) return bad(comm, name, "recvbuf is NULL", NULL);
+  HV_CHECK(check_total(comm, name, "alltoallv sendcount", sendcount, dtype));
+  HV_CHECK(check_total(comm, name, "alltoallv recvcount", recvcount, dtype));
+  size_t es = hv_dtype_size(dtype);
+  if (overlap(sendbuf, sendcount * es, recvbuf, recvcount * es))
+    return bad(comm, name, "alltoallv is out-of-place only: sendbuf and recvbuf overlap", NULL);
+  struct hv_handle *h = new_split_handle(comm, name, HV__COLL_ALLTOALLV, dtype, 0, sendsplits, (int64_t)sendcount,
+                                         recvsplits, (int64_t)recvcount);
+  if (h) h->sendbuf = sendbuf, h->recvbuf = recvbuf;
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_reduce_async(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf, size_t count,
+                            hv_dtype_t dtype, hv_op_t op, int root, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  HV_CHECK(check_op(comm, name, dtype, op));
+  HV_CHECK(check_size(comm, name, "reduce count", count, 1, dtype));
+  const int is_root = root == comm->rank;
+  if (count && !sendbuf && !(is_root && recvbuf)) return bad(comm, name, "sendbuf is NULL", NULL);
+  if (count && is_root && !recvbuf) return bad(comm, name, "recvbuf is NULL on the root", NULL);
+  size_t bytes = count * hv_dtype_size(dtype);
+  if (is_root && sendbuf && sendbuf != recvbuf && overlap(sendbuf, bytes, recvbuf, bytes))
+    return bad(comm, name, "sendbuf and recvbuf overlap without being equal", NULL);
+  struct hv_handle *h = new_handle(comm, name, HV__COLL_REDUCE, dtype, count);
+  if (h) h->sendbuf = sendbuf, h->recvbuf = recvbuf, h->meta.op = (uint8_t)op, h->meta.root = root;
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_gather_async(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf, size_t count,
+                            hv_dtype_t dtype, int root, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  HV_CHECK(check_size(comm, name, "gather receive buffer (count x ranks)", count, (size_t)comm->size, dtype));
+  if (count && !sendbuf) return bad(comm, name, "sendbuf is NULL", NULL);
+  if (count && root == comm->rank && !recvbuf) return bad(comm, name, "recvbuf is NULL on the root", NULL);
+  struct hv_handle *h = new_handle(comm, name, HV__COLL_GATHER, dtype, count);
+  if (h) h->sendbuf = sendbuf, h->recvbuf = recvbuf, h->meta.root = root;
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_gatherv_async(hv_comm_t *comm, const char *name, const void *sendbuf, size_t sendcount,
+                             hv_dtype_t dtype, void *recvbuf, const int64_t *recvcounts, int root,
+                             hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  HV_CHECK(check_total(comm, name, "gatherv sendcount", sendcount, dtype));
+  if (sendcount && !sendbuf) return bad(comm, name, "sendbuf is NULL", NULL);
+  const int is_root = root == comm->rank;
+  if (is_root && !recvcounts) return bad(comm, name, "recvcounts is NULL on the root (one entry per rank)", NULL);
+  /* The root's splits are its recvcounts; every rank's send split to the root is its
+   * count (placed at execution, once the root is known to be in range). */
+  struct hv_handle *h = new_split_handle(comm, name, HV__COLL_GATHERV, dtype, sendcount, NULL, -1,
+                                         is_root ? recvcounts : NULL, -1);
+  if (h) h->sendbuf = sendbuf, h->recvbuf = recvbuf, h->meta.root = root;
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_scatter_async(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf, size_t count,
+                             hv_dtype_t dtype, int root, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  HV_CHECK(check_size(comm, name, "scatter send buffer (count x ranks)", count, (size_t)comm->size, dtype));
+  if (count && !recvbuf) return bad(comm, name, "recvbuf is NULL", NULL);
+  if (count && root == comm->rank && !sendbuf) return bad(comm, name, "sendbuf is NULL on the root", NULL);
+  struct hv_handle *h = new_handle(comm, name, HV__COLL_SCATTER, dtype, count);
+  if (h) h->sendbuf = sendbuf, h->recvbuf = recvbuf, h->meta.root = root;
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_scatterv_async(hv_comm_t *comm, const char *name, const void *sendbuf, const int64_t *sendcounts,
+                              hv_dtype_t dtype, void *recvbuf, size_t recvcount, int root, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  HV_CHECK(check_total(comm, name, "scatterv recvcount", recvcount, dtype));
+  if (recvcount && !recvbuf) return bad(comm, name, "recvbuf is NULL", NULL);
+  const int is_root = root == comm->rank;
+  if (is_root && !sendcounts) return bad(comm, name, "sendcounts is NULL on the root (one entry per rank)", NULL);
+  struct hv_handle *h = new_split_handle(comm, name, HV__COLL_SCATTERV, dtype, recvcount, is_root ? sendcounts : NULL,
+                                         -1, NULL, -1);
+  if (h) h->sendbuf = sendbuf, h->recvbuf = recvbuf, h->meta.root = root;
+  return submit(comm, h, handle);
+}
+
+/* The peer of a send or receive: another rank (a rank's own send and receive would be
+ * the same name pending twice). Only this rank is involved, so it fails here. */
+static hv_result_t check_peer(hv_comm_t *comm, const char *name, const char *which, int peer) {
+  char what[96];
+  if (peer < 0 || peer >= comm->size)
+    snprintf(what, sizeof what, "%s %d is out of range (ranks are 0..%d)", which, peer, comm->size - 1);
+  else if (peer == comm->rank)
+    snprintf(what, sizeof what, "%s %d is this rank: a point-to-point pair needs two ranks", which, peer);
+  else return HV_SUCCESS;
+  return bad(comm, name, what, NULL);
+}
+
+static hv_result_t p2p_async(hv_comm_t *comm, const char *name, hv__coll_t coll, const void *buf, size_t count,
+                             hv_dtype_t dtype, int peer, hv_handle_t *handle) {
+  HV_CHECK(check_common(comm, name, dtype, handle));
+  HV_CHECK(check_peer(comm, name, coll == HV__COLL_SEND ? "dest" : "src", peer));
+  HV_CHECK(check_size(comm, name, "count", count, 1, dtype));
+  if (count && !buf) return bad(comm, name, "buf is NULL", NULL);
+  struct hv_handle *h = new_handle(comm, name, coll, dtype, count);
+  if (h) {
+    h->meta.root = peer;
+    if (coll == HV__COLL_SEND) h->sendbuf = buf;
+    else h->recvbuf = (void *)buf;
+  }
+  return submit(comm, h, handle);
+}
+
+hv_result_t hv_send_async(hv_comm_t *comm, const char *name, const void *buf, size_t count, hv_dtype_t dtype,
+                          int dest, hv_handle_t *handle) {
+  return p2p_async(comm, name, HV__COLL_SEND, buf, count, dtype, dest, handle);
+}
+
+hv_result_t hv_recv_async(hv_comm_t *comm, const char *name, void *buf, size_t count, hv_dtype_t dtype, int src,
+                          hv_handle_t *handle) {
+  return p2p_async(comm, name, HV__COLL_RECV, buf, count, dtype, src, handle);
+}
+
 hv_result_t hv_barrier_async(hv_comm_t *comm, hv_handle_t *handle) {
   if (!comm) return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "communicator is NULL");
   if (!handle) return bad(comm, "barrier", "the handle pointer is NULL", NULL);
@@ -394,6 +551,38 @@ hv_result_t hv_alltoall(hv_comm_t *comm, const char *name, const void *sendbuf, 
   SUBMIT_AND_WAIT(hv_alltoall_async(comm, name, sendbuf, recvbuf, count, dtype, &h_));
 }
 hv_result_t hv_barrier(hv_comm_t *comm) { SUBMIT_AND_WAIT(hv_barrier_async(comm, &h_)); }
+hv_result_t hv_alltoallv(hv_comm_t *comm, const char *name, const void *sendbuf, size_t sendcount,
+                         const int64_t *sendsplits, hv_dtype_t dtype, void *recvbuf, size_t recvcount,
+                         const int64_t *recvsplits) {
+  SUBMIT_AND_WAIT(hv_alltoallv_async(comm, name, sendbuf, sendcount, sendsplits, dtype, recvbuf, recvcount,
+                                     recvsplits, &h_));
+}
+hv_result_t hv_reduce(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf, size_t count,
+                      hv_dtype_t dtype, hv_op_t op, int root) {
+  SUBMIT_AND_WAIT(hv_reduce_async(comm, name, sendbuf, recvbuf, count, dtype, op, root, &h_));
+}
+hv_result_t hv_gather(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf, size_t count,
+                      hv_dtype_t dtype, int root) {
+  SUBMIT_AND_WAIT(hv_gather_async(comm, name, sendbuf, recvbuf, count, dtype, root, &h_));
+}
+hv_result_t hv_gatherv(hv_comm_t *comm, const char *name, const void *sendbuf, size_t sendcount, hv_dtype_t dtype,
+                       void *recvbuf, const int64_t *recvcounts, int root) {
+  SUBMIT_AND_WAIT(hv_gatherv_async(comm, name, sendbuf, sendcount, dtype, recvbuf, recvcounts, root, &h_));
+}
+hv_result_t hv_scatter(hv_comm_t *comm, const char *name, const void *sendbuf, void *recvbuf, size_t count,
+                       hv_dtype_t dtype, int root) {
+  SUBMIT_AND_WAIT(hv_scatter_async(comm, name, sendbuf, recvbuf, count, dtype, root, &h_));
+}
+hv_result_t hv_scatterv(hv_comm_t *comm, const char *name, const void *sendbuf, const int64_t *sendcounts,
+                        hv_dtype_t dtype, void *recvbuf, size_t recvcount, int root) {
+  SUBMIT_AND_WAIT(hv_scatterv_async(comm, name, sendbuf, sendcounts, dtype, recvbuf, recvcount, root, &h_));
+}
+hv_result_t hv_send(hv_comm_t *comm, const char *name, const void *buf, size_t count, hv_dtype_t dtype, int dest) {
+  SUBMIT_AND_WAIT(hv_send_async(comm, name, buf, count, dtype, dest, &h_));
+}
+hv_result_t hv_recv(hv_comm_t *comm, const char *name, void *buf, size_t count, hv_dtype_t dtype, int src) {
+  SUBMIT_AND_WAIT(hv_recv_async(comm, name, buf, count, dtype, src, &h_));
+}
 
 /* hv_join's request (join.c): a barrier named "hv.join" whose root marks it, which the
  * coordinator reads as "this rank has joined". */

@@ -97,6 +97,54 @@ static hv_result_t run_alltoall(hv_comm_t *comm, struct hv_handle *h) {
   return hv__alltoall(&comm->algo, h->sendbuf, h->recvbuf, bytes);
 }
 
+/* Large reduces: reduce-scatter (hv's ring, reducescatter.c) in the fusion buffer,
+ * then every rank's reduced block to the root (alltoallv.c): Rabenseifner's reduce.
+ * Open MPI's MPI_Ireduce (libnbc) took 12 ms for 4 MiB on 2 ranks where its blocking
+ * MPI_Reduce took 1.1 ms and hv's reduce-scatter is 3x faster than MPI's (hvbench,
+ * 2026-11-27); small ones stay with MPI_Ireduce, one latency-bound tree. */
+#define REDUCE_RS_MIN_BYTES ((size_t)64 << 10)
+
+static hv_result_t reduce_rs_gather(hv_comm_t *comm, struct hv_handle *h) {
+  hv_dtype_t dt = (hv_dtype_t)h->meta.dtype;
+  int n = comm->size, r = comm->rank, root = h->meta.root;
+  size_t es = hv_dtype_size(dt), count = h->meta.count, block = (count + (size_t)n - 1) / (size_t)n;
+  /* Padded to n equal blocks: the padding's elements are reduced and dropped. */
+  HV_CHECK(hv__fusion_reserve(comm, block * (size_t)n * es));
+  char *buf = comm->fusion_buf;
+  const void *in = h->sendbuf ? h->sendbuf : h->recvbuf; /* NULL sendbuf: in place on the root */
+  memcpy(buf, in, count * es);
+  memset(buf + count * es, 0, (block * (size_t)n - count) * es);
+  HV_CHECK(hv__reducescatter(&comm->algo, buf, block, dt, (hv_op_t)h->meta.op));
+  /* Block q holds elements [q * block, min(count, (q + 1) * block)): mine goes to the
+   * root, which receives each rank's at its place in recvbuf. */
+  size_t *send_off = malloc(2 * ((size_t)n + 1) * sizeof(size_t)), *recv_off = send_off + n + 1;
+  if (!send_off) return hv__set_error(comm, HV_ERR_NO_MEMORY, "tensor '%s': block offsets", h->name);
+  size_t mine_start = (size_t)r * block;
+  size_t mine = mine_start < count ? (count - mine_start < block ? count - mine_start : block) : 0;
+  for (int q = 0; q <= n; q++) {
+    size_t start = (size_t)q * block;
+    recv_off[q] = r == root ? (start < count ? start : count) * es : 0;
+    send_off[q] = (q <= root ? mine_start : mine_start + mine) * es;
+  }
+  hv_result_t rc = hv__alltoallv(&comm->algo, buf, send_off, r == root ? h->recvbuf : NULL, recv_off);
+  free(send_off);
+  return rc;
+}
+
+/* Reduce to the root: MPI's own for small sizes (algo/reduce_root.c), Rabenseifner's
+ * above (reduce_rs_gather); AVERAGE divided on the root. */
+static hv_result_t run_reduce(hv_comm_t *comm, struct hv_handle *h) {
+  hv_dtype_t dt = (hv_dtype_t)h->meta.dtype;
+  if (h->meta.count == 0) return HV_SUCCESS;
+  if (comm->size > 1 && h->meta.count * hv_dtype_size(dt) >= REDUCE_RS_MIN_BYTES)
+    HV_CHECK(reduce_rs_gather(comm, h));
+  else
+    HV_CHECK(hv__reduce_root(&comm->algo, h->sendbuf, h->recvbuf, h->meta.count, dt, (hv_op_t)h->meta.op,
+                             h->meta.root));
+  if (h->meta.op == HV_AVERAGE && comm->rank == h->meta.root) hv__divide(h->recvbuf, h->meta.count, dt, comm->size);
+  return HV_SUCCESS;
+}
+
 /* What runs a collective other than allreduce, for the flight recorder: as the
  * algorithms choose (algo/broadcast.c, allgather.c). */
 static const char *algo_of(hv_comm_t *comm, const struct hv_handle *h) {
@@ -106,7 +154,15 @@ static const char *algo_of(hv_comm_t *comm, const struct hv_handle *h) {
     case HV__COLL_ALLGATHER:
     case HV__COLL_ALLGATHERV: return hv__hier_other_wanted(&comm->algo, bytes * (size_t)comm->size) ? "hier" : "ring";
     case HV__COLL_REDUCESCATTER: return "ring";
-    case HV__COLL_ALLTOALL: return "pairwise";
+    case HV__COLL_ALLTOALL:
+    case HV__COLL_ALLTOALLV:
+    case HV__COLL_GATHER:
+    case HV__COLL_GATHERV:
+    case HV__COLL_SCATTER:
+    case HV__COLL_SCATTERV:
+    case HV__COLL_SEND:
+    case HV__COLL_RECV: return "pairwise";
+    case HV__COLL_REDUCE: return bytes >= REDUCE_RS_MIN_BYTES && comm->size > 1 ? "rs+gather" : "mpi";
     default: return "none";
   }
 }
@@ -126,12 +182,21 @@ hv_result_t hv__execute_list(hv_comm_t *comm) {
     if (comm->flight) hv__fr_started(comm, &h, 1, algo_of(comm, h));
     double t0 = hv__now_us();
     char *detail = NULL;
+    hv_result_t detail_code = HV_ERR_INVALID_ARGUMENT; /* the handle's result when detail is set */
     switch ((hv__coll_t)h->meta.coll) {
       case HV__COLL_BROADCAST: rc = run_broadcast(comm, h); break;
       case HV__COLL_ALLGATHER:
       case HV__COLL_ALLGATHERV: rc = run_allgather(comm, h, &detail); break;
       case HV__COLL_REDUCESCATTER: rc = run_reducescatter(comm, h); break;
       case HV__COLL_ALLTOALL: rc = run_alltoall(comm, h); break;
+      case HV__COLL_REDUCE: rc = run_reduce(comm, h); break;
+      case HV__COLL_ALLTOALLV:
+      case HV__COLL_GATHER:
+      case HV__COLL_GATHERV:
+      case HV__COLL_SCATTER:
+      case HV__COLL_SCATTERV:
+      case HV__COLL_SEND:
+      case HV__COLL_RECV: rc = hv__run_vector(comm, h, &detail_code, &detail); break;
       case HV__COLL_BARRIER: break;
       default: rc = hv__set_error(comm, HV_ERR_INTERNAL, "unknown collective %d", h->meta.coll);
     }
@@ -143,7 +208,7 @@ hv_result_t hv__execute_list(hv_comm_t *comm) {
     } else {
       /* Cleared first: once complete, the handle is its caller's to free (hv__exec_t). */
       comm->exec[i].handle = NULL;
-      hv__handle_complete(h, detail ? HV_ERR_INVALID_ARGUMENT : HV_SUCCESS, detail);
+      hv__handle_complete(h, detail ? detail_code : HV_SUCCESS, detail);
     }
     i++;
   }

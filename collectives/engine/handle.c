@@ -51,6 +51,7 @@ void hv__handle_free(struct hv_handle *h) {
   if (!h) return;
   free(h->error); /* the name shares the handle's block */
   free(h->own_counts);
+  free(h->splits_send); /* splits_recv shares its block */
   free(h);
 }
 

@@ -33,10 +33,20 @@ typedef enum {
   HV__COLL_REDUCESCATTER = 4,
   HV__COLL_ALLTOALL = 5,
   HV__COLL_BARRIER = 6,
-  HV__NUM_COLLS = 7
+  HV__COLL_ALLTOALLV = 7,
+  HV__COLL_REDUCE = 8,
+  HV__COLL_GATHER = 9,
+  HV__COLL_GATHERV = 10,
+  HV__COLL_SCATTER = 11,
+  HV__COLL_SCATTERV = 12,
+  HV__COLL_SEND = 13, /* point-to-point: negotiated by its two ranks only (root: the peer) */
+  HV__COLL_RECV = 14,
+  HV__NUM_COLLS = 15
 } hv__coll_t;
 
 const char *hv__coll_name(hv__coll_t coll);
+/* Point-to-point kinds: negotiated by their two ranks, never cached. */
+static inline int hv__coll_is_p2p(int coll) { return coll == HV__COLL_SEND || coll == HV__COLL_RECV; }
 
 /* What every rank must agree on for one name: compared by the coordinator. */
 typedef struct hv__meta {
@@ -44,7 +54,7 @@ typedef struct hv__meta {
   uint8_t dtype;       /* hv_dtype_t */
   uint8_t op;          /* hv_op_t (allreduce, reducescatter) */
   uint8_t compression; /* resolved: NONE, FP16, BF16, FP16_1R or BF16_1R */
-  int32_t root;        /* broadcast */
+  int32_t root;        /* broadcast, reduce, gather(v), scatter(v); send/recv: the peer */
   uint64_t count;      /* elements contributed by this rank (a group's: all its tensors') */
   uint64_t layout;     /* grouped allreduce: a hash of its list of counts; else 0 */
   uint64_t ntensors;   /* grouped allreduce: how many tensors; else 0 */
@@ -66,6 +76,12 @@ struct hv_handle {
   double prescale, postscale;
   size_t recv_capacity; /* allgatherv */
   size_t *recvcounts;   /* allgatherv: size entries, filled at completion */
+  /* alltoallv, gatherv, scatterv: this rank's send and receive splits (size entries
+   * each, one allocation at splits_send, freed with the handle) and their declared
+   * totals (-1: none declared); checked against every rank's at execution
+   * (engine_vector.c). */
+  int64_t *splits_send, *splits_recv;
+  int64_t total_send, total_recv;
 
   /* state owned by the background thread */
   int cache_bit;        /* bit set in the last negotiation vector, or -1 */
@@ -251,7 +267,8 @@ size_t hv__fault_pending_names(hv_comm_t *comm, char *out, size_t len, int with_
 
 /* ---- ordered calls (hv_cuda.h), ordered_check.c ---- */
 enum { HV__ORDERED_ALLREDUCE = 1, HV__ORDERED_ALLGATHER, HV__ORDERED_BROADCAST, HV__ORDERED_GROUP,
-       HV__ORDERED_REDUCESCATTER, HV__ORDERED_ALLTOALL, HV__ORDERED_KINDS };
+       HV__ORDERED_REDUCESCATTER, HV__ORDERED_ALLTOALL, HV__ORDERED_ALLTOALLV, HV__ORDERED_REDUCE,
+       HV__ORDERED_GATHER, HV__ORDERED_GATHERV, HV__ORDERED_SCATTER, HV__ORDERED_SCATTERV, HV__ORDERED_KINDS };
 /* The function an ordered call kind stands for ("hv_allgather_cuda"). */
 const char *hv__ordered_name(int coll);
 /* Collective over mpi (a communicator of the calling thread's): every rank called the
@@ -308,6 +325,21 @@ void hv__move_bytes(void *dst, const void *src, size_t n);
  * list, for the engine to fail with rc (engine_execute.c). Returns rc. */
 hv_result_t hv__exec_stop_at(hv_comm_t *comm, size_t from, hv_result_t rc);
 int hv__exec_add(hv_comm_t *comm, struct hv_handle *h); /* -1 when out of memory */
+/* Alltoallv, gather(v), scatter(v), send and recv (engine_vector.c). A fault of the
+ * splits found on every rank alike: HV_SUCCESS with *detail (and *code) set. */
+hv_result_t hv__run_vector(hv_comm_t *comm, struct hv_handle *h, hv_result_t *code, char **detail);
+/* One rank's splits of an alltoallv, gatherv or scatterv (coll: HV__COLL_ALLTOALLV,
+ * GATHERV, SCATTERV, for the lists' names in messages), its declared totals (-1:
+ * none), and the prefix of messages ("tensor 'x' (alltoallv)", "hv_alltoallv_cuda"). */
+typedef struct hv__splits {
+  int coll;
+  const char *prefix;
+  const int64_t *send, *recv; /* size entries each */
+  int64_t total_send, total_recv;
+} hv__splits_t;
+/* Collective over mpi: every rank's splits checked together (engine_vector.c); a fault
+ * anywhere: HV_SUCCESS with the same *detail and *code on every rank. */
+hv_result_t hv__splits_agree(hv_comm_t *comm, MPI_Comm mpi, const hv__splits_t *s, hv_result_t *code, char **detail);
 /* ---- fusion (fusion.c) ---- */
 /* Whether allreduce b can be fused after a (same wire dtype and reduction). */
 int hv__fusion_fusable(const struct hv_handle *a, const struct hv_handle *b);

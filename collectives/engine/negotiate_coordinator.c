@@ -69,9 +69,60 @@ static void describe_group(char *out, size_t len, const hv__meta_t *m) {
                 m->ntensors == 1 ? "" : "s", (unsigned long long)m->layout);
 }
 
+static int has_root(int coll) {
+  return coll == HV__COLL_REDUCE || coll == HV__COLL_GATHER || coll == HV__COLL_GATHERV || coll == HV__COLL_SCATTER ||
+         coll == HV__COLL_SCATTERV;
+}
+
+/* Collectives whose count is each rank's own (checked at execution, engine_vector.c). */
+static int count_per_rank(int coll) {
+  return coll == HV__COLL_ALLGATHERV || coll == HV__COLL_ALLTOALLV || coll == HV__COLL_GATHERV ||
+         coll == HV__COLL_SCATTERV;
+}
+
+/* A root every rank gave alike is still checked for range here, not at the call: a
+ * rank that failed alone at its call would leave the others waiting for it. */
+static hv_result_t root_in_range(const coord_entry_t *e, int n, char *msg, size_t msglen) {
+  for (int q = 0; q < n; q++)
+    if (has_root(e->metas[q].coll) && (e->metas[q].root < 0 || e->metas[q].root >= n)) {
+      snprintf(msg, msglen, "tensor '%s' (%s): rank %d gave root %d, out of range (ranks are 0..%d)", e->name,
+               hv__coll_name(e->metas[q].coll), q, e->metas[q].root, n - 1);
+      return HV_ERR_INVALID_ARGUMENT;
+    }
+  return HV_SUCCESS;
+}
+
+/* A point-to-point name is ready once two ranks gave it: one hv_send and one hv_recv
+ * that name each other, with the same count and dtype. Else a message naming both. */
+static hv_result_t pair_agrees(const coord_entry_t *e, int n, char *msg, size_t msglen) {
+  int a = -1, b = -1;
+  for (int q = 0; q < n; q++)
+    if (e->has[q]) {
+      if (a < 0) a = q;
+      else b = q;
+    }
+  const hv__meta_t *ma = &e->metas[a], *mb = &e->metas[b];
+  if (!hv__coll_is_p2p(ma->coll) || !hv__coll_is_p2p(mb->coll) || ma->coll == mb->coll) {
+    snprintf(msg, msglen, "tensor '%s' was submitted as %s by rank %d and as %s by rank %d: a point-to-point name "
+             "pairs one hv_send with one hv_recv", e->name, hv__coll_name(ma->coll), a, hv__coll_name(mb->coll), b);
+    return HV_ERR_MISMATCH;
+  }
+  int s = ma->coll == HV__COLL_SEND ? a : b, r = s == a ? b : a;
+  const hv__meta_t *ms = &e->metas[s], *mr = &e->metas[r];
+  if (ms->root != r || mr->root != s)
+    snprintf(msg, msglen, "tensor '%s' (send/recv): rank %d sends to rank %d, rank %d receives from rank %d", e->name,
+             s, ms->root, r, mr->root);
+  else if (ms->dtype != mr->dtype || ms->count != mr->count)
+    snprintf(msg, msglen, "tensor '%s' (send/recv): rank %d sends %llu %s, rank %d receives %llu %s", e->name, s,
+             (unsigned long long)ms->count, hv_dtype_name(ms->dtype), r, (unsigned long long)mr->count,
+             hv_dtype_name(mr->dtype));
+  else return HV_SUCCESS;
+  return HV_ERR_MISMATCH;
+}
+
 /* Compares every rank's metadata with rank 0's; on a mismatch writes a message that
- * names the tensor, both ranks and both values. */
-static int metas_agree(const coord_entry_t *e, int n, char *msg, size_t msglen) {
+  * names the tensor, both ranks and both values. Returns the failure's code. */
+static hv_result_t metas_agree(const coord_entry_t *e, int n, char *msg, size_t msglen) {
   int ref = 0; /* rank 0, or with ranks joined (join.c) the first that submitted it */
   while (ref < n - 1 && !e->has[ref]) ref++;
   const hv__meta_t *a = &e->metas[ref];
@@ -88,11 +139,12 @@ static int metas_agree(const coord_entry_t *e, int n, char *msg, size_t msglen) 
       what = "dtype";
       snprintf(va, sizeof va, "%s", hv_dtype_name(a->dtype));
       snprintf(vb, sizeof vb, "%s", hv_dtype_name(b->dtype));
-    } else if ((a->coll == HV__COLL_ALLREDUCE || a->coll == HV__COLL_REDUCESCATTER) && a->op != b->op) {
+    } else if ((a->coll == HV__COLL_ALLREDUCE || a->coll == HV__COLL_REDUCESCATTER || a->coll == HV__COLL_REDUCE) &&
+               a->op != b->op) {
       what = "op";
       snprintf(va, sizeof va, "%s", hv_op_name(a->op));
       snprintf(vb, sizeof vb, "%s", hv_op_name(b->op));
-    } else if (a->coll != HV__COLL_ALLGATHERV && a->count != b->count) {
+    } else if (!count_per_rank(a->coll) && a->count != b->count) {
       what = "count";
       snprintf(va, sizeof va, "%llu", (unsigned long long)a->count);
       snprintf(vb, sizeof vb, "%llu", (unsigned long long)b->count);
@@ -101,7 +153,7 @@ static int metas_agree(const coord_entry_t *e, int n, char *msg, size_t msglen) 
       what = "lists of tensors";
       describe_group(va, sizeof va, a);
       describe_group(vb, sizeof vb, b);
-    } else if (a->coll == HV__COLL_BROADCAST && a->root != b->root) {
+    } else if ((a->coll == HV__COLL_BROADCAST || has_root(a->coll)) && a->root != b->root) {
       what = "root";
       snprintf(va, sizeof va, "%d", a->root);
       snprintf(vb, sizeof vb, "%d", b->root);
@@ -116,10 +168,10 @@ static int metas_agree(const coord_entry_t *e, int n, char *msg, size_t msglen) 
                "tensor '%s' (%s) was submitted with different %s on different ranks: "
                "rank %d has %s, rank %d has %s",
                e->name, hv__coll_name(a->coll), what, ref, va, q, vb);
-      return 0;
+      return HV_ERR_MISMATCH;
     }
   }
-  return 1;
+  return root_in_range(e, n, msg, msglen);
 }
 
 static void format_ranks(char *out, size_t outlen, const uint8_t *has, int n, int want) {
@@ -171,15 +223,35 @@ static int coordinator_stall(hv_comm_t *comm, hv__reader_t *readers, int n) {
       format_ranks(missing, sizeof missing, e->has, n, 0);
       int shut = comm->config.stall_shutdown_s > 0 && age >= comm->config.stall_shutdown_s;
       char line[900];
-      snprintf(line, sizeof line, "stall: tensor '%s' has been waiting %.0f s: submitted by ranks [%s], not by ranks [%s]%s",
-               e->name, age, have, missing, shut ? "; HV_STALL_SHUTDOWN_TIME passed, failing it on every rank" : "");
+      /* A send or receive waits for one rank only, its peer: name that one. */
+      const coord_entry_t *full = hv__map_get(&c->table, e->name);
+      int by = -1;
+      for (int q = 0; full && q < n && by < 0; q++)
+        if (full->has[q] && hv__coll_is_p2p(full->metas[q].coll)) by = q;
+      if (by >= 0) {
+        const hv__meta_t *m = &full->metas[by];
+        int send = m->coll == HV__COLL_SEND;
+        snprintf(missing, sizeof missing, "%d", m->root);
+        snprintf(line, sizeof line, "stall: tensor '%s' (hv_%s on rank %d, %s rank %d) has been waiting %.0f s: rank %d "
+                 "has not submitted the matching hv_%s%s", e->name, send ? "send" : "recv", by, send ? "to" : "from",
+                 m->root, age, m->root, send ? "recv" : "send", shut ? "; HV_STALL_SHUTDOWN_TIME passed, failing it" : "");
+      } else {
+        snprintf(line, sizeof line, "stall: tensor '%s' has been waiting %.0f s: submitted by ranks [%s], not by ranks [%s]%s",
+                 e->name, age, have, missing, shut ? "; HV_STALL_SHUTDOWN_TIME passed, failing it on every rank" : "");
+      }
       HV_LOG(HV__LOG_WARNING, "%s", line);
       hv__flight_stall(comm, line, NULL);
       if (shut) {
         char msg[768];
-        snprintf(msg, sizeof msg,
-                 "tensor '%s' stalled for %.0f s: ranks [%s] never submitted it (ranks [%s] did)",
-                 e->name, age, missing, have);
+        if (by >= 0)
+          snprintf(msg, sizeof msg, "tensor '%s' stalled for %.0f s: rank %s never submitted the matching hv_%s (rank %s "
+                   "did submit the hv_%s)", e->name, age, missing,
+                   full->metas[by].coll == HV__COLL_SEND ? "recv" : "send", have,
+                   full->metas[by].coll == HV__COLL_SEND ? "send" : "recv");
+        else
+          snprintf(msg, sizeof msg,
+                   "tensor '%s' stalled for %.0f s: ranks [%s] never submitted it (ranks [%s] did)",
+                   e->name, age, missing, have);
         if (hv__wire_put_response(&c->response, HV__RESP_ERROR, HV_ERR_STALLED, NULL, e->name, NULL, n, msg)) rc = -1;
         coord_entry_t *pending = hv__map_remove(&c->table, e->name);
         coord_entry_free(pending);
@@ -191,8 +263,11 @@ static int coordinator_stall(hv_comm_t *comm, hv__reader_t *readers, int n) {
   return rc;
 }
 
-/* Every rank has submitted it, or (join.c) has joined. */
+/* Every rank has submitted it, or (join.c) has joined; a send/recv name, its two ranks. */
 static int ready(const hv__coordinator_t *c, const coord_entry_t *e, int n) {
+  int ref = 0;
+  while (ref < n - 1 && !e->has[ref]) ref++;
+  if (hv__coll_is_p2p(e->metas[ref].coll)) return e->nhave == 2; /* its two ranks */
   if (e->nhave == n) return 1;
   if (!c->njoined || e->nhave == 0) return 0;
   for (int q = 0; q < n; q++)
@@ -206,17 +281,19 @@ static int ready(const hv__coordinator_t *c, const coord_entry_t *e, int n) {
 static int respond(hv_comm_t *comm, hv__coordinator_t *c, const coord_entry_t *e) {
   const int n = comm->size;
   char msg[768];
-  if (!metas_agree(e, n, msg, sizeof msg)) {
-    HV_LOG(HV__LOG_ERROR, "%s", msg);
-    return hv__wire_put_response(&c->response, HV__RESP_ERROR, HV_ERR_MISMATCH, NULL, e->name, NULL, n, msg);
-  }
-  int ref = 0;
+  int ref = 0; /* the first rank that gave it: rank 0 may have joined, or not be one of a pair's two */
   while (!e->has[ref]) ref++;
+  const int p2p = hv__coll_is_p2p(e->metas[ref].coll);
+  const hv_result_t verdict = p2p ? pair_agrees(e, n, msg, sizeof msg) : metas_agree(e, n, msg, sizeof msg);
+  if (verdict != HV_SUCCESS) {
+    HV_LOG(HV__LOG_ERROR, "%s", msg);
+    return hv__wire_put_response(&c->response, HV__RESP_ERROR, verdict, NULL, e->name, NULL, n, msg);
+  }
   hv__meta_t meta = e->metas[ref];
   if (hv__is_join(&meta)) { /* the last rank joined: every hv_join returns */
     memset(c->joined, 0, (size_t)n);
     c->njoined = 0;
-  } else if (e->nhave < n) {
+  } else if (e->nhave < n && !p2p) {
     const char *why = hv__join_unsupported(&meta);
     char joined[256];
     format_ranks(joined, sizeof joined, e->has, n, 0);

@@ -155,7 +155,16 @@ static hv_result_t apply_responses(hv_comm_t *comm, const char *data, size_t len
     } else if (kind == HV__RESP_OK) {
       /* Barrier names are used once (hv.barrier.<seq>): cached, they would fill the
        * cache with names that never come back and push the real tensors out of it. */
-      int bit = meta.coll == HV__COLL_BARRIER ? -1 : hv__cache_insert(&comm->cache, name, &meta, counts);
+      if (hv__coll_is_p2p(meta.coll) && !h) {
+        /* A send/receive pair of two other ranks: every rank hears of it, the pair runs it. */
+        free(name);
+        continue;
+      }
+      /* Nor are point-to-point names: the bit vector's AND needs every rank's bit, and
+       * only two ranks have these. */
+      int bit = meta.coll == HV__COLL_BARRIER || hv__coll_is_p2p(meta.coll)
+                    ? -1
+                    : hv__cache_insert(&comm->cache, name, &meta, counts);
       if (bit == -2) {
         /* Not a fallback: every rank must assign the same bits, or the caches part. */
         hv_result_t rc = hv__set_error(comm, HV_ERR_NO_MEMORY, "response cache entry of '%s'", name);

@@ -19,11 +19,19 @@ static const char *const ordered_names[HV__ORDERED_KINDS] = {"",
                                                               "hv_broadcast_cuda",
                                                               "hv_allreduce_cuda_group",
                                                               "hv_reducescatter_cuda",
-                                                              "hv_alltoall_cuda"};
+                                                              "hv_alltoall_cuda",
+                                                              "hv_alltoallv_cuda",
+                                                              "hv_reduce_cuda",
+                                                              "hv_gather_cuda",
+                                                              "hv_gatherv_cuda",
+                                                              "hv_scatter_cuda",
+                                                              "hv_scatterv_cuda"};
 static const hv__coll_t ordered_colls[HV__ORDERED_KINDS] = {HV__COLL_ALLREDUCE, HV__COLL_ALLREDUCE,
                                                             HV__COLL_ALLGATHER, HV__COLL_BROADCAST,
                                                             HV__COLL_ALLREDUCE, HV__COLL_REDUCESCATTER,
-                                                            HV__COLL_ALLTOALL};
+                                                            HV__COLL_ALLTOALL, HV__COLL_ALLTOALLV,
+                                                            HV__COLL_REDUCE, HV__COLL_GATHER, HV__COLL_GATHERV,
+                                                            HV__COLL_SCATTER, HV__COLL_SCATTERV};
 
 const char *hv__ordered_name(int coll) { return coll > 0 && coll < HV__ORDERED_KINDS ? ordered_names[coll] : "?"; }
 
@@ -65,7 +73,9 @@ hv_result_t hv__ordered_agree(hv_comm_t *comm, MPI_Comm mpi, int coll, size_t co
                            "rank %d: %s (count %zu, dtype %s, %s %d) does not match the other ranks' call: their "
                            "%s ranges from %lld to %lld",
                            comm->rank, name, count, (unsigned)dtype < HV_NUM_DTYPES ? hv_dtype_name(dtype) : "?",
-                           coll == HV__ORDERED_BROADCAST ? "root" : "op", op_or_root, what[i], -v[NV + i], v[i]);
+                           coll == HV__ORDERED_ALLREDUCE || coll == HV__ORDERED_GROUP ||
+                                   coll == HV__ORDERED_REDUCESCATTER ? "op" : coll == HV__ORDERED_REDUCE ? "op + 5 x root" : "root",
+                           op_or_root, what[i], -v[NV + i], v[i]);
     }
   if (rc != HV_SUCCESS) {
     hv__fr_ordered_finish(comm, *pos, rc, NULL);
@@ -75,8 +85,10 @@ hv_result_t hv__ordered_agree(hv_comm_t *comm, MPI_Comm mpi, int coll, size_t co
 }
 
 hv_result_t hv_bench_ordered_call(hv_comm_t *comm, const char *coll, size_t count, hv_dtype_t dtype, int op_or_root) {
-  static const char *const short_names[HV__ORDERED_KINDS] = {"",      "allreduce",     "allgather", "broadcast",
-                                                             "group", "reducescatter", "alltoall"};
+  static const char *const short_names[HV__ORDERED_KINDS] = {"",          "allreduce",     "allgather", "broadcast",
+                                                             "group",     "reducescatter", "alltoall",  "alltoallv",
+                                                             "reduce",    "gather",        "gatherv",   "scatter",
+                                                             "scatterv"};
   if (!comm || !coll) return hv__set_error(comm, HV_ERR_INVALID_ARGUMENT, "hv_bench_ordered_call: NULL argument");
   int kind = 0;
   for (int k = 1; k < HV__ORDERED_KINDS; k++)

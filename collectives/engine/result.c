@@ -9,7 +9,8 @@
 const char *hv__coll_name(hv__coll_t coll) {
   static const char *const names[HV__NUM_COLLS] = {"allreduce", "allgather", "allgatherv",
                                                    "broadcast", "reducescatter", "alltoall",
-                                                   "barrier"};
+                                                   "barrier", "alltoallv", "reduce", "gather",
+                                                   "gatherv", "scatter", "scatterv", "send", "recv"};
   return (unsigned)coll < HV__NUM_COLLS ? names[coll] : "invalid-collective";
 }
 

@@ -6,7 +6,8 @@
  * HV_ERR_MISMATCH and leaves the communicator usable, and so does a group of the same
  * total split into other tensor sizes on one rank; a fused group of tensors with
  * compression and scaling (hv_allreduce_cuda_group); reduce-scatter (sum, max,
- * average) and all-to-all of several dtypes and counts. Device buffers are poisoned
+ * average) and all-to-all of several dtypes and counts; alltoallv, reduce, gatherv and
+ * scatter (issue #24). Device buffers are poisoned
  * before each call, so elements left unwritten show. Rank i uses device i mod the
  * device count; with more ranks on a node than devices (NCCL needs one each), or no
  * GPU or driver at all (gpu_present.h), the test reports itself skipped (exit 77); a
@@ -132,6 +133,83 @@ static void test_alltoall(hv_comm_t *comm, cudaStream_t stream, size_t count, hv
   free(host);
 }
 
+/* Issue #24 on device buffers, one node (across nodes: HV_ERR_UNSUPPORTED on every
+ * rank): alltoallv with uneven splits (zeros among them), reduce and gatherv/scatter
+ * to and from every root, and splits that disagree failing every rank alike. */
+static void test_issue24(hv_comm_t *comm, cudaStream_t stream) {
+  int cross = 1;
+  hv_comm_cross_size(comm, &cross);
+  enum { C = 64 };
+  int64_t ssp[64], rsp[64];
+  size_t scount = 0, rcount = 0;
+  if (N > 64) return;
+  for (int j = 0; j < N; j++) {
+    ssp[j] = (R + 2 * j) % 4, rsp[j] = (j + 2 * R) % 4;
+    scount += (size_t)ssp[j], rcount += (size_t)rsp[j];
+  }
+  int32_t *dsend = NULL, *drecv = NULL, host[64 * C];
+  if (!cuda_ok(cudaMalloc((void **)&dsend, sizeof host), "cudaMalloc") ||
+      !cuda_ok(cudaMalloc((void **)&drecv, sizeof host), "cudaMalloc"))
+    return;
+  size_t at = 0;
+  for (int j = 0; j < N; j++)
+    for (int64_t k = 0; k < ssp[j]; k++) host[at++] = R * 1000 + j * 100 + (int32_t)k;
+  cuda_ok(cudaMemcpy(dsend, host, sizeof host, cudaMemcpyHostToDevice), "copy in");
+  cuda_ok(cudaMemset(drecv, 0x7b, sizeof host), "poison");
+  hv_result_t rc = hv_alltoallv_cuda(comm, dsend, scount, ssp, HV_INT32, drecv, rcount, rsp, stream);
+  if (cross > 1) {
+    CHECK(rc == HV_ERR_UNSUPPORTED, "alltoallv across nodes: %s", hv_strerror(rc));
+  } else {
+    CHECK_RC(rc);
+    CHECK_RC(hv_cuda_wait(comm, stream));
+    cuda_ok(cudaMemcpy(host, drecv, sizeof host, cudaMemcpyDeviceToHost), "copy out");
+    at = 0;
+    for (int j = 0; j < N; j++)
+      for (int64_t k = 0; k < rsp[j]; k++, at++)
+        CHECK(host[at] == j * 1000 + R * 100 + k, "alltoallv_cuda from %d [%lld]: %d", j, (long long)k, host[at]);
+    for (int root = 0; root < N; root++) {
+      for (int k = 0; k < C; k++) host[k] = R * C + k;
+      cuda_ok(cudaMemcpy(dsend, host, C * sizeof(int32_t), cudaMemcpyHostToDevice), "copy in");
+      CHECK_RC(hv_reduce_cuda(comm, dsend, drecv, C, HV_INT32, HV_SUM, root, stream));
+      CHECK_RC(hv_cuda_wait(comm, stream));
+      if (R == root) {
+        cuda_ok(cudaMemcpy(host, drecv, C * sizeof(int32_t), cudaMemcpyDeviceToHost), "copy out");
+        for (int k = 0; k < C; k++)
+          CHECK(host[k] == C * N * (N - 1) / 2 + N * k, "reduce_cuda root %d [%d]: %d", root, k, host[k]);
+      }
+      /* gatherv: rank q sends q % 3 elements q * 10 + k. */
+      int64_t counts[64];
+      for (int q = 0; q < N; q++) counts[q] = q % 3;
+      for (int k = 0; k < 3; k++) host[k] = R * 10 + k;
+      cuda_ok(cudaMemcpy(dsend, host, 3 * sizeof(int32_t), cudaMemcpyHostToDevice), "copy in");
+      CHECK_RC(hv_gatherv_cuda(comm, dsend, (size_t)(R % 3), HV_INT32, drecv, counts, root, stream));
+      CHECK_RC(hv_cuda_wait(comm, stream));
+      if (R == root) {
+        cuda_ok(cudaMemcpy(host, drecv, sizeof host, cudaMemcpyDeviceToHost), "copy out");
+        at = 0;
+        for (int q = 0; q < N; q++)
+          for (int k = 0; k < q % 3; k++, at++) CHECK(host[at] == q * 10 + k, "gatherv_cuda root %d", root);
+      }
+      /* scatter: block q of the root's buffer (4 elements) to rank q. */
+      for (int k = 0; k < 4 * N; k++) host[k] = root * 1000 + k;
+      cuda_ok(cudaMemcpy(dsend, host, 4 * (size_t)N * sizeof(int32_t), cudaMemcpyHostToDevice), "copy in");
+      CHECK_RC(hv_scatter_cuda(comm, dsend, drecv, 4, HV_INT32, root, stream));
+      CHECK_RC(hv_cuda_wait(comm, stream));
+      cuda_ok(cudaMemcpy(host, drecv, 4 * sizeof(int32_t), cudaMemcpyDeviceToHost), "copy out");
+      for (int k = 0; k < 4; k++) CHECK(host[k] == root * 1000 + R * 4 + k, "scatter_cuda root %d [%d]", root, k);
+    }
+  }
+  /* Splits that disagree (the last rank expects one more from rank 0): every rank fails. */
+  if (N > 1) {
+    if (R == N - 1) rsp[0]++, rcount++;
+    rc = hv_alltoallv_cuda(comm, dsend, scount, ssp, HV_INT32, drecv, rcount, rsp, stream);
+    CHECK(rc == HV_ERR_MISMATCH && strstr(hv_comm_last_error(comm), "disagree"), "disagreeing splits: %s (%s)",
+          hv_strerror(rc), hv_comm_last_error(comm));
+  }
+  cudaFree(dsend);
+  cudaFree(drecv);
+}
+
 /* A group of tensors of several sizes (one empty), half in place, fused into one
  * allreduce: float32 with fp16 and bf16 compression (small integers are exact in
  * both), prescale 2 and postscale 0.25; float16 average; int32 sum. */
@@ -243,6 +321,7 @@ int main(int argc, char **argv) {
       for (size_t d = 0; d < sizeof a2a_dtypes / sizeof *a2a_dtypes; d++)
         test_alltoall(comm, stream, rs_counts[k], a2a_dtypes[d]);
   }
+  test_issue24(comm, stream);
   test_allgather_broadcast(comm, stream, 1000);
   test_allgather_broadcast(comm, stream, (3u << 20) + 1); /* several staging slots */
   /* A mismatch fails everywhere, before anything reaches NCCL; the next call works. */

@@ -159,7 +159,12 @@ static double expected_of(const bench_case_t *c, long range, long lo, size_t k, 
   case BENCH_ALLREDUCE: return reduce_of(c, range, lo, k, t);
   case BENCH_REDUCESCATTER: return reduce_of(c, range, lo, (size_t)c->rank * pc + k, t);
   case BENCH_ALLGATHER: return value_of(c, range, lo, (int)(k / pc), k % pc, t);
-  case BENCH_ALLTOALL: return value_of(c, range, lo, (int)(k / pc), (size_t)c->rank * pc + k % pc, t);
+  case BENCH_ALLTOALL:
+  case BENCH_ALLTOALLV: return value_of(c, range, lo, (int)(k / pc), (size_t)c->rank * pc + k % pc, t);
+  case BENCH_REDUCE: return reduce_of(c, range, lo, k, t);
+  case BENCH_GATHER: return value_of(c, range, lo, (int)(k / pc), k % pc, t);
+  case BENCH_SCATTER: return value_of(c, range, lo, c->root, (size_t)c->rank * pc + k, t);
+  case BENCH_SENDRECV: return value_of(c, range, lo, (c->rank + c->nranks - 1) % c->nranks, k, t);
   case BENCH_BROADCAST: return value_of(c, range, lo, c->root, k, t);
   default: return NAN;
   }

@@ -18,9 +18,12 @@ enum { NAME_LEN = 96 };
 
 typedef struct engine_state {
   hv_comm_t *comm;
-  hv_handle_t *handles; /* [tensors] */
+  int rank, nranks;
+  int64_t *splits;      /* [nranks]: alltoallv's (equal) splits */
+  hv_handle_t *handles; /* [2 * tensors]: sendrecv has two a tensor */
   hv_tensor_t *list;    /* [tensors]: --grouped */
   char (*names)[NAME_LEN];
+  char (*recv_names)[NAME_LEN]; /* sendrecv: the name of the pair this rank receives */
   int cap;
   char signature[NAME_LEN]; /* the case the names were made for */
 } engine_state_t;
@@ -41,15 +44,24 @@ static int engine_prepare(engine_state_t *st, const bench_case_t *c, int in_plac
     free(st->handles);
     free(st->names);
     free(st->list);
-    st->handles = calloc((size_t)c->tensors, sizeof(*st->handles));
+    free(st->recv_names);
+    st->handles = calloc(2 * (size_t)c->tensors, sizeof(*st->handles));
     st->names = calloc((size_t)c->tensors, sizeof(*st->names));
+    st->recv_names = calloc((size_t)c->tensors, sizeof(*st->recv_names));
     st->list = calloc((size_t)c->tensors, sizeof(*st->list));
-    st->cap = st->handles && st->names && st->list ? c->tensors : 0;
+    st->cap = st->handles && st->names && st->list && st->recv_names ? c->tensors : 0;
     st->signature[0] = '\0';
     if (st->cap == 0) return -1;
   }
   if (strcmp(sig, st->signature) != 0) {
     for (int t = 0; t < c->tensors; t++) snprintf(st->names[t], NAME_LEN, "%.80s/%d", sig, t);
+    /* A send/recv pair is named by its sender: rank r sends "…/from<r>", receives
+     * "…/from<r-1>". */
+    if (c->coll == BENCH_SENDRECV)
+      for (int t = 0; t < c->tensors; t++) {
+        snprintf(st->recv_names[t], NAME_LEN, "%.60s/%d/from%d", sig, t, (st->rank + st->nranks - 1) % st->nranks);
+        snprintf(st->names[t], NAME_LEN, "%.60s/%d/from%d", sig, t, st->rank);
+      }
     memcpy(st->signature, sig, sizeof(sig));
   }
   return 0;
@@ -83,6 +95,28 @@ static hv_result_t engine_submit(engine_state_t *st, const bench_case_t *c, benc
   case BENCH_ALLTOALL:
     return blocking ? hv_alltoall(st->comm, name, send, recv, c->param_count, c->dtype)
                     : hv_alltoall_async(st->comm, name, send, recv, c->param_count, c->dtype, h);
+  case BENCH_ALLTOALLV:
+    for (int q = 0; q < st->nranks; q++) st->splits[q] = (int64_t)c->param_count;
+    return blocking ? hv_alltoallv(st->comm, name, send, c->count, st->splits, c->dtype, recv, c->count, st->splits)
+                    : hv_alltoallv_async(st->comm, name, send, c->count, st->splits, c->dtype, recv, c->count,
+                                         st->splits, h);
+  case BENCH_REDUCE:
+    return blocking ? hv_reduce(st->comm, name, send, recv, c->param_count, c->dtype, c->op, c->root)
+                    : hv_reduce_async(st->comm, name, send, recv, c->param_count, c->dtype, c->op, c->root, h);
+  case BENCH_GATHER:
+    return blocking ? hv_gather(st->comm, name, send, recv, c->param_count, c->dtype, c->root)
+                    : hv_gather_async(st->comm, name, send, recv, c->param_count, c->dtype, c->root, h);
+  case BENCH_SCATTER:
+    return blocking ? hv_scatter(st->comm, name, send, recv, c->param_count, c->dtype, c->root)
+                    : hv_scatter_async(st->comm, name, send, recv, c->param_count, c->dtype, c->root, h);
+  case BENCH_SENDRECV: {
+    /* Always both halves asynchronously: a blocking send would wait for the receive
+     * that this rank submits next. Handles t (send) and tensors + t (receive). */
+    int to = (st->rank + 1) % st->nranks, from = (st->rank + st->nranks - 1) % st->nranks;
+    hv_result_t rc = hv_send_async(st->comm, name, send, c->param_count, c->dtype, to, h);
+    if (rc != HV_SUCCESS) return rc;
+    return hv_recv_async(st->comm, st->recv_names[t], recv, c->param_count, c->dtype, from, &st->handles[c->tensors + t]);
+  }
   default: return HV_ERR_INVALID_ARGUMENT;
   }
 }
@@ -103,7 +137,7 @@ static int engine_run(bench_backend_t *self, const bench_case_t *c, bench_buffer
     rc = hv_grouped_allreduce(st->comm, st->names[0], st->list, (size_t)c->tensors, c->dtype, c->op, &opts);
     return rc == HV_SUCCESS ? 0 : engine_fail(st, rc, st->names[0], err, err_len);
   }
-  if (c->tensors == 1) {
+  if (c->tensors == 1 && c->coll != BENCH_SENDRECV) {
     rc = engine_submit(st, c, b, in_place, 0, 1);
     return rc == HV_SUCCESS ? 0 : engine_fail(st, rc, st->names[0], err, err_len);
   }
@@ -117,7 +151,7 @@ static int engine_run(bench_backend_t *self, const bench_case_t *c, bench_buffer
     }
   }
   if ((rc = hv_group_end(st->comm)) != HV_SUCCESS) return engine_fail(st, rc, "hv_group_end", err, err_len);
-  rc = hv_wait_all(st->handles, (size_t)c->tensors);
+  rc = hv_wait_all(st->handles, (size_t)c->tensors * (c->coll == BENCH_SENDRECV ? 2 : 1));
   if (rc != HV_SUCCESS) return engine_fail(st, rc, st->names[0], err, err_len);
   return 0;
 }
@@ -142,6 +176,8 @@ static void engine_destroy(bench_backend_t *self) {
     fprintf(stderr, "hvbench: hv_shutdown (%s): %s\n", self->name, hv_strerror(rc));
   free(st->handles);
   free(st->names);
+  free(st->recv_names);
+  free(st->splits);
   free(st->list);
   free(st);
   self->state = NULL;
@@ -158,6 +194,14 @@ int engine_backend_create(bench_backend_t *be, bench_coll_t coll, bench_algo_t a
   const char *old = getenv("HV_ALLREDUCE_ALGO");
   char *saved = old ? strdup(old) : NULL;
   if (coll == BENCH_ALLREDUCE) setenv("HV_ALLREDUCE_ALGO", algo_name(algo), 1);
+  MPI_Comm_rank(world, &st->rank);
+  MPI_Comm_size(world, &st->nranks);
+  st->splits = calloc((size_t)st->nranks, sizeof(int64_t));
+  if (!st->splits) {
+    snprintf(err, err_len, "out of memory");
+    free(st);
+    return -1;
+  }
   hv_result_t rc = hv_init_from_mpi(world, &st->comm);
   if (coll == BENCH_ALLREDUCE) {
     if (saved) setenv("HV_ALLREDUCE_ALGO", saved, 1);
@@ -166,6 +210,7 @@ int engine_backend_create(bench_backend_t *be, bench_coll_t coll, bench_algo_t a
   free(saved);
   if (rc != HV_SUCCESS) {
     engine_fail(NULL, rc, "hv_init_from_mpi", err, err_len);
+    free(st->splits);
     free(st);
     return -1;
   }

@@ -10,6 +10,8 @@
 
 typedef struct mpi_state {
   MPI_Comm comm;
+  int nranks;
+  int *counts, *displs; /* MPI_Alltoallv's, nranks entries each */
 } mpi_state_t;
 
 static int mpi_fail(int code, const char *what, char *err, size_t err_len) {
@@ -65,6 +67,25 @@ static int mpi_run(bench_backend_t *self, const bench_case_t *c, bench_buffers_t
     case BENCH_ALLTOALL:
       rc = MPI_Alltoall(send, pc, dt, recv, pc, dt, st->comm);
       break;
+    case BENCH_ALLTOALLV:
+      for (int q = 0; q < st->nranks; q++) st->counts[q] = pc, st->displs[q] = q * pc;
+      rc = MPI_Alltoallv(send, st->counts, st->displs, dt, recv, st->counts, st->displs, dt, st->comm);
+      break;
+    case BENCH_REDUCE:
+      rc = MPI_Reduce(send, recv, pc, dt, op, c->root, st->comm);
+      if (rc == MPI_SUCCESS && c->op == HV_AVERAGE && c->rank == c->root) mpi_average(c, recv, c->recv_elems);
+      break;
+    case BENCH_GATHER:
+      rc = MPI_Gather(send, pc, dt, recv, pc, dt, c->root, st->comm);
+      break;
+    case BENCH_SCATTER:
+      rc = MPI_Scatter(send, pc, dt, recv, pc, dt, c->root, st->comm);
+      break;
+    case BENCH_SENDRECV: {
+      int to = (c->rank + 1) % st->nranks, from = (c->rank + st->nranks - 1) % st->nranks;
+      rc = MPI_Sendrecv(send, pc, dt, to, 0, recv, pc, dt, from, 0, st->comm, MPI_STATUS_IGNORE);
+      break;
+    }
     default: break;
     }
     if (rc != MPI_SUCCESS) return mpi_fail(rc, coll_name(c->coll), err, err_len);
@@ -87,6 +108,8 @@ static void mpi_destroy(bench_backend_t *self) {
   mpi_state_t *st = self->state;
   if (st) {
     MPI_Comm_free(&st->comm);
+    free(st->counts);
+    free(st->displs);
     free(st);
   }
   self->state = NULL;
@@ -96,6 +119,16 @@ int mpi_backend_create(bench_backend_t *be, MPI_Comm world) {
   mpi_state_t *st = calloc(1, sizeof(*st));
   if (!st) return -1;
   MPI_Comm_dup(world, &st->comm);
+  MPI_Comm_size(st->comm, &st->nranks);
+  st->counts = calloc((size_t)st->nranks, sizeof(int));
+  st->displs = calloc((size_t)st->nranks, sizeof(int));
+  if (!st->counts || !st->displs) {
+    MPI_Comm_free(&st->comm);
+    free(st->counts);
+    free(st->displs);
+    free(st);
+    return -1;
+  }
   int len = 0;
   char lib[MPI_MAX_LIBRARY_VERSION_STRING];
   MPI_Get_library_version(lib, &len);

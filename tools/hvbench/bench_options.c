@@ -13,7 +13,8 @@
 #include "hvbench.h"
 
 static const char *const coll_names[BENCH_NUM_COLLS] = {"allreduce", "allgather", "broadcast",
-                                                        "reducescatter", "alltoall"};
+                                                        "reducescatter", "alltoall", "alltoallv",
+                                                        "reduce", "gather", "scatter", "sendrecv"};
 static const char *const algo_names[BENCH_NUM_ALGOS] = {"auto", "ring", "rd",  "hier", "mpi",
                                                         "nccl", "shm",  "rab", "2d"};
 
@@ -28,7 +29,10 @@ void options_print_help(void) {
       "Measures hv's collectives as nccl-tests does, with the MPI library's own collective\n"
       "run on the same buffers as the peer, in the same output.\n"
       "\n"
-      "COLLECTIVE: allreduce | allgather | broadcast | reducescatter | alltoall\n"
+      "COLLECTIVE: allreduce | allgather | broadcast | reducescatter | alltoall |\n"
+      "            alltoallv | reduce | gather | scatter | sendrecv\n"
+      "  (alltoallv with equal splits, as nccl-tests' alltoall; sendrecv: each rank sends\n"
+      "  to rank+1 and receives from rank-1, a named hv_send/hv_recv pair each)\n"
       "\n"
       "Sizes (suffixes K, M, G are powers of 1024):\n"
       "  -b, --minbytes SIZE      smallest size (default 32M)\n"
@@ -36,7 +40,8 @@ void options_print_help(void) {
       "  -f, --stepfactor F       multiply the size by F each step (default 2)\n"
       "  -i, --stepbytes SIZE     or add SIZE each step\n"
       "  The size is the whole buffer as nccl-tests counts it: for allgather the gathered\n"
-      "  output, for reducescatter and alltoall the whole input; these need sizes that\n"
+      "  output, for reducescatter and alltoall(v) the whole input, for gather and\n"
+      "  scatter the root's whole buffer; these need sizes that\n"
       "  divide by (ranks x element size).\n"
       "Iterations and checking:\n"
       "  -n, --iters N            timed iterations per size (default 20)\n"
@@ -48,7 +53,7 @@ void options_print_help(void) {
       "                           float(float32) double(float64) or all (default float)\n"
       "  -o, --op OP              sum prod min max avg or all (default sum); reducing\n"
       "                           collectives only; avg needs a float type\n"
-      "  -r, --root R             broadcast root, 0..N-1 (default 0)\n"
+      "  -r, --root R             root of broadcast, reduce, gather, scatter (default 0)\n"
       "hv:\n"
       "  --algo A                 auto ring rd rab 2d shm hier mpi nccl all (default auto).\n"
       "                           --device cpu, allreduce: ring, rd (recursive doubling),\n"
@@ -97,11 +102,12 @@ void options_print_help(void) {
       "are built and results checked on the host, copied over outside the timing.\n"
       "Table: size (B), count (elements), type, redop, root, then for out-of-place and\n"
       "in-place: time (us, average over ranks of each rank's mean), algbw = size/time,\n"
-      "busbw = algbw x factor (allreduce 2(n-1)/n; allgather, reducescatter, alltoall\n"
-      "(n-1)/n; broadcast 1), #wrong. The last four columns are min/max over ranks of the\n"
+      "busbw = algbw x factor (allreduce 2(n-1)/n; allgather, reducescatter, alltoall(v),\n"
+      "gather, scatter (n-1)/n; broadcast, reduce, sendrecv 1), #wrong. The last four columns are min/max over ranks of the\n"
       "per-rank mean, and p50/p99 of per-iteration times (slowest rank per iteration),\n"
       "for the first placement the backend has. n/a: placement not offered (hv's\n"
-      "reducescatter and alltoall are out-of-place only; broadcast is in-place only).\n"
+      "reducescatter, alltoall(v), reduce, gather, scatter and sendrecv are out-of-place\n"
+      "only; broadcast is in-place only).\n"
       "\n"
       "Checking: inputs are small integers (powers of two for prod) chosen so the exact\n"
       "result is known in any reduction order; tolerance is 0 except for avg (2 units in\n"
@@ -326,14 +332,18 @@ static int validate_cuda(const bench_options_t *o, int rank) {
 /* Cross-option rules, checked once everything is read. */
 static int validate(bench_options_t *o, int rank, int nranks, int root_given) {
   if (o->coll == BENCH_NUM_COLLS)
-    USAGE_ERROR("no collective given: use allreduce, allgather, broadcast, reducescatter or "
-                "alltoall as the first argument");
+    USAGE_ERROR("no collective given: use allreduce, allgather, broadcast, reducescatter, "
+                "alltoall, alltoallv, reduce, gather, scatter or sendrecv as the first argument");
+  if (o->coll >= BENCH_ALLTOALLV && o->device == BENCH_DEVICE_CUDA)
+    USAGE_ERROR("%s is benchmarked on --device cpu only so far (hv_cuda.h has it; hvbench's "
+                "device loop does not)", coll_names[o->coll]);
+  if (o->coll == BENCH_SENDRECV && nranks < 2) USAGE_ERROR("sendrecv needs 2 ranks or more");
   if (o->min_bytes > o->max_bytes)
     USAGE_ERROR("--minbytes %zu is larger than --maxbytes %zu", o->min_bytes, o->max_bytes);
   if (o->min_bytes == 0 && o->step_bytes == 0 && o->max_bytes > 0)
     USAGE_ERROR("--minbytes 0 with a step factor never grows: use -i/--stepbytes or -b > 0");
-  if (root_given && o->coll != BENCH_BROADCAST)
-    USAGE_ERROR("--root applies to broadcast only, not %s", coll_names[o->coll]);
+  if (root_given && !coll_has_root(o->coll))
+    USAGE_ERROR("--root applies to broadcast, reduce, gather and scatter only, not %s", coll_names[o->coll]);
   if (!coll_is_reducing(o->coll)) {
     o->num_ops = 1; /* the redop column shows "none" */
     o->ops[0] = HV_SUM;
@@ -404,7 +414,7 @@ int options_parse(int argc, char **argv, int rank, int nranks, bench_options_t *
         if (strcmp(arg, coll_names[c]) == 0) o->coll = (bench_coll_t)c;
       if (o->coll == BENCH_NUM_COLLS)
         USAGE_ERROR("unknown collective '%s': use allreduce, allgather, broadcast, "
-                    "reducescatter or alltoall",
+                    "reducescatter, alltoall, alltoallv, reduce, gather, scatter or sendrecv",
                     arg);
       continue;
     }

@@ -42,6 +42,11 @@ typedef enum {
   BENCH_BROADCAST,
   BENCH_REDUCESCATTER,
   BENCH_ALLTOALL,
+  BENCH_ALLTOALLV, /* equal splits, as nccl-tests' alltoall; hv_alltoallv vs MPI_Alltoallv */
+  BENCH_REDUCE,
+  BENCH_GATHER,
+  BENCH_SCATTER,
+  BENCH_SENDRECV, /* nccl-tests' sendrecv: each rank sends to rank+1, receives from rank-1 */
   BENCH_NUM_COLLS
 } bench_coll_t;
 
@@ -98,7 +103,7 @@ typedef struct bench_case {
   bench_coll_t coll;
   hv_dtype_t dtype;
   hv_op_t op; /* meaningful for reducing collectives only */
-  int root;   /* broadcast only; -1 otherwise */
+  int root;   /* broadcast, reduce, gather, scatter; -1 otherwise */
   size_t bytes;       /* the size column: whole buffer as nccl-tests counts it */
   size_t count;       /* the count column: bytes / dtype size */
   size_t param_count; /* the count given to the collective call */
@@ -186,6 +191,8 @@ void dtype_mpi_ops_free(void);
 
 /* ---- bench_coll.c ---- */
 int coll_is_reducing(bench_coll_t coll);
+/* broadcast, reduce, gather, scatter: --root applies. */
+int coll_has_root(bench_coll_t coll);
 /* Fills the layout fields of c for a size in bytes; returns 0 or non-zero with err
  * filled when the size does not fit the collective and rank count. */
 int coll_layout(bench_case_t *c, size_t bytes, char *err, size_t err_len);

@@ -74,7 +74,7 @@ static void case_init(bench_case_t *c, const bench_options_t *o, hv_dtype_t dtyp
   c->coll = o->coll;
   c->dtype = dtype;
   c->op = op;
-  c->root = o->coll == BENCH_BROADCAST ? o->root : -1;
+  c->root = coll_has_root(o->coll) ? o->root : -1;
   c->tensors = o->tensors;
   c->grouped = o->grouped;
   c->compression = o->compression;
