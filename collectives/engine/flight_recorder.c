@@ -77,14 +77,10 @@ void hv__fr_free(hv_comm_t *comm) {
   comm->flight = NULL;
 }
 
-/* The oldest ring position the ring shows: an event before it is gone, even while
- * its slot still holds it (a newer event of that slot has not completed yet). */
-static uint64_t first_shown(const hv__flight_t *f) { return f->next_pos >= f->size ? f->next_pos - f->size + 1 : 1; }
-
 /* The event at ring position pos, or NULL when the ring has moved past it (or it was
  * never written). */
 static hv__fr_event_t *event_at(hv__flight_t *f, uint64_t pos) {
-  if (!pos || pos < first_shown(f)) return NULL;
+  if (!pos || pos < hv__fr_first_shown(f)) return NULL;
   hv__fr_event_t *e = &f->ring[(pos - 1) % f->size];
   return e->pos == pos ? e : NULL;
 }
@@ -94,57 +90,34 @@ static const char *entry_name(const hv__flight_t *f, size_t i) {
   return f->names[i].len <= HV__FR_INLINE_NAME ? f->names[i].inl : f->long_names[i];
 }
 
-/* Entry i holds name (hashed): the same bytes, as long (a name cut to
- * HV__FR_NAME_LEN - 1 bytes: the same first bytes). No library call: the names of
- * a step are short, and this runs for each. */
-static int entry_is(const hv__flight_t *f, size_t i, const char *name, uint64_t hash) {
-  const hv__fr_name_t *n = &f->names[i];
-  if (n->hash != hash || !n->last_pos) return 0;
-  const size_t len = n->len;
-  const char *stored = len <= HV__FR_INLINE_NAME ? n->inl : f->long_names[i];
-  for (size_t j = 0; j < len; j++)
-    if (stored[j] != name[j]) return 0;
-  return len == HV__FR_NAME_LEN - 1 || name[len] == '\0';
-}
-
-/* The name of the event at pos, which the ring shows until it completes at least:
- * its table entry + 1, or 0 when the table has no room (the event's slot then keeps
- * a copy). Entries are taken in the order names first come, and a step submits its
- * names in the order of the step before: the entry after the last one used is tried
- * first, so that the table is read in order, as the ring is written; then the hash
- * index, which only points (a collision or a reused entry overwrites it: the name is
- * then stored again, never taken for another). */
-static uint16_t intern(hv__flight_t *f, const char *name, uint64_t hash, uint64_t pos) {
+/* hv__fr_name_of's guess (the entry after the last one used) failed: the hash index,
+ * which only points (a collision or a reused entry overwrites it: the name is then
+ * stored again, never taken for another), else a new entry. */
+uint16_t hv__fr_intern(hv__flight_t *f, const char *name, uint64_t hash, uint64_t pos) {
   const size_t mask = f->names_mask;
-  size_t i = (f->last_name + 1) & mask;
-  if (!entry_is(f, i, name, hash)) {
-    uint16_t *slot = &f->name_index[hash & (2 * mask + 1)];
-    i = *slot ? *slot - 1u : 0;
-    if (!*slot || !entry_is(f, i, name, hash)) {
-      /* A new entry: one that no event the ring shows names (unused, or its newest
-       * event has left the ring), from where the last was taken. */
-      const uint64_t first = first_shown(f);
-      size_t k = 0;
-      for (i = f->next_name; k < HV__FR_PROBE && f->names[i].last_pos >= first; k++) i = (i + 1) & mask;
-      if (k == HV__FR_PROBE) return 0;
-      f->next_name = (i + 1) & mask;
-      const size_t len = strnlen(name, HV__FR_NAME_LEN - 1);
-      hv__fr_name_t *n = &f->names[i];
-      n->hash = hash;
-      n->len = (uint16_t)len;
-      if (len <= HV__FR_INLINE_NAME) {
-        memcpy(n->inl, name, len);
-      } else {
-        memcpy(f->long_names[i], name, len);
-        f->long_names[i][len] = '\0';
-      }
-      *slot = (uint16_t)(i + 1);
+  uint16_t *slot = &f->name_index[hash & (2 * mask + 1)];
+  size_t i = *slot ? *slot - 1u : 0;
+  if (!*slot || !hv__fr_entry_is(f, i, name, hash)) {
+    /* A new entry: one that no event the ring shows names (unused, or its newest
+     * event has left the ring), from where the last was taken. */
+    const uint64_t first = hv__fr_first_shown(f);
+    size_t k = 0;
+    for (i = f->next_name; k < HV__FR_PROBE && f->names[i].last_pos >= first; k++) i = (i + 1) & mask;
+    if (k == HV__FR_PROBE) return 0;
+    f->next_name = (i + 1) & mask;
+    const size_t len = strnlen(name, HV__FR_NAME_LEN - 1);
+    hv__fr_name_t *n = &f->names[i];
+    n->hash = hash;
+    n->len = (uint16_t)len;
+    if (len <= HV__FR_INLINE_NAME) {
+      memcpy(n->inl, name, len);
+    } else {
+      memcpy(f->long_names[i], name, len);
+      f->long_names[i][len] = '\0';
     }
+    *slot = (uint16_t)(i + 1);
   }
-  hv__fr_name_t *n = &f->names[i];
-  if (n->last_pos < pos) n->last_pos = pos;
-  f->last_name = i;
-  return (uint16_t)(i + 1);
+  return hv__fr_take_name(f, i, pos);
 }
 
 /* The copy of a name the table had no room for, in the slot of the event at pos. */
@@ -156,33 +129,12 @@ static void copy_name(hv__flight_t *f, uint64_t pos, const char *name) {
   f->name_copies++;
 }
 
-static void set_phase(hv__flight_t *f, int phase, double now) {
-  if (f->phase == phase || f->phase == HV__PHASE_STOPPED) return;
-  f->phase = phase;
-  f->since = now;
-}
-
 uint64_t hv__fr_bytes(const hv__fr_event_t *e, int size) {
   uint64_t es = e->dtype < HV_NUM_DTYPES ? hv_dtype_size((hv_dtype_t)e->dtype) : 0, n = e->count;
   /* The larger of the rank's buffers: the gathered or scattered whole. */
   if (!e->ordered && (e->coll == HV__COLL_ALLGATHER || e->coll == HV__COLL_ALLTOALL || e->coll == HV__COLL_REDUCESCATTER))
     n *= (uint64_t)size;
   return n * es;
-}
-
-void hv__fr_submit(hv_comm_t *comm, struct hv_handle *h) {
-  hv__flight_t *f = comm->flight;
-  if (!f) return;
-  /* Only a position: the event is the handle's until it completes. */
-  h->fr_pos = ++f->next_pos;
-  h->fr_slot = (uint32_t)f->next_slot;
-  if (++f->next_slot == f->size) f->next_slot = 0;
-  h->fr_seq = ++f->submitted;
-  h->fr_state = HV__FR_SUBMITTED;
-  h->fr_algo = 0;
-  h->fr_t_negotiated = h->fr_t_started = 0;
-  h->fr_name = intern(f, h->name, h->name_hash, h->fr_pos);
-  if (f->phase == HV__PHASE_USER) set_phase(f, HV__PHASE_NEGOTIATING, h->t_submit);
 }
 
 static void set_error(hv__flight_t *f, uint64_t pos, hv_result_t result, const char *error) {
@@ -194,49 +146,10 @@ static void set_error(hv__flight_t *f, uint64_t pos, hv_result_t result, const c
   to[n] = '\0';
 }
 
-void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error, double now) {
-  hv__flight_t *f = comm->flight;
-  if (!f || !h->fr_pos) return;
-  if (h->fr_state == HV__FR_RUNNING && f->running) f->running--;
-  const uint64_t pos = h->fr_pos;
-  h->fr_pos = 0;
-  f->completed++;
-  set_phase(f, f->completed >= f->submitted ? HV__PHASE_USER : f->running ? HV__PHASE_EXECUTING : HV__PHASE_NEGOTIATING,
-            now);
-  /* The ring has moved past it: an older event than any it shows. */
-  if (pos < first_shown(f)) return;
-  const uint8_t state = result == HV_SUCCESS ? HV__FR_DONE : HV__FR_FAILED;
-  hv__fr_event_t *e = &f->ring[h->fr_slot];
-#if HV__FR_STREAM
-  /* Stored as one line that is not read first (hv__fr_fence), from registers: an
-   * event built on the stack and loaded back 16 bytes at a time stalls on the narrow
-   * stores that built it (a store that cannot be forwarded to a wider load), which
-   * was most of the recorder's cost. The last 8 bytes are hv__fr_event_t's name ..
-   * pad, little-endian. */
-  const uint64_t tail = (uint64_t)h->fr_name | (uint64_t)h->meta.coll << 16 | (uint64_t)h->meta.dtype << 24 |
-                        (uint64_t)state << 40 | (uint64_t)h->fr_algo << 48; /* ordered 0, pad 0 */
-  __m128i *to = (__m128i *)e;
-  _mm_stream_si128(to, _mm_set_epi64x((long long)h->fr_seq, (long long)pos));
-  _mm_stream_si128(to + 1, _mm_castpd_si128(_mm_set_pd(h->fr_t_negotiated, h->t_submit)));
-  _mm_stream_si128(to + 2, _mm_castpd_si128(_mm_set_pd(now, h->fr_t_started)));
-  _mm_stream_si128(to + 3, _mm_set_epi64x((long long)tail, (long long)h->meta.count));
-#else
-  *e = (hv__fr_event_t){.pos = pos,
-                        .seq = h->fr_seq,
-                        .t_submit = h->t_submit,
-                        .t_negotiated = h->fr_t_negotiated,
-                        .t_started = h->fr_t_started,
-                        .t_finished = now,
-                        .count = h->meta.count,
-                        .name = h->fr_name,
-                        .coll = h->meta.coll,
-                        .dtype = h->meta.dtype,
-                        .state = state,
-                        .algo = h->fr_algo};
-#endif
+void hv__fr_finish_rare(hv__flight_t *f, const struct hv_handle *h, uint64_t pos, hv_result_t result,
+                        const char *error) {
   if (!h->fr_name) copy_name(f, pos, h->name);
   if (result != HV_SUCCESS) set_error(f, pos, result, error);
-  f->last_completed_pos = pos;
 }
 
 void hv__fr_negotiated(hv_comm_t *comm) {
@@ -271,7 +184,7 @@ void hv__fr_started(hv_comm_t *comm, struct hv_handle *const *hs, size_t n, cons
       f->running++;
     }
   }
-  set_phase(f, HV__PHASE_EXECUTING, now);
+  hv__fr_set_phase(f, HV__PHASE_EXECUTING, now);
   pthread_mutex_unlock(&comm->mutex);
 }
 
@@ -299,11 +212,11 @@ uint64_t hv__fr_ordered_begin(hv_comm_t *comm, const char *function, int coll, s
   e->t_submit = e->t_negotiated = e->t_started = now;
   e->t_finished = 0;
   e->state = HV__FR_RUNNING;
-  e->name = intern(f, function, hash, pos);
+  e->name = hv__fr_name_of(f, function, hash, pos);
   if (!e->name) copy_name(f, pos, function);
   f->submitted++;
   f->running++;
-  set_phase(f, HV__PHASE_EXECUTING, now);
+  hv__fr_set_phase(f, HV__PHASE_EXECUTING, now);
   pthread_mutex_unlock(&comm->mutex);
   return pos;
 }
@@ -323,7 +236,7 @@ void hv__fr_ordered_finish(hv_comm_t *comm, uint64_t pos, hv_result_t result, co
   }
   if (f->running) f->running--;
   f->completed++;
-  set_phase(f, f->completed >= f->submitted ? HV__PHASE_USER : f->running ? HV__PHASE_EXECUTING : HV__PHASE_NEGOTIATING,
+  hv__fr_set_phase(f, f->completed >= f->submitted ? HV__PHASE_USER : f->running ? HV__PHASE_EXECUTING : HV__PHASE_NEGOTIATING,
             now);
   pthread_mutex_unlock(&comm->mutex);
 }
@@ -353,12 +266,12 @@ size_t hv__fr_events(hv_comm_t *comm, hv__fr_view_t *out) {
   hv__flight_t *f = comm->flight;
   size_t n = 0;
   int sorted = 1;
-  for (uint64_t pos = first_shown(f); pos <= f->next_pos; pos++) {
+  for (uint64_t pos = hv__fr_first_shown(f); pos <= f->next_pos; pos++) {
     const hv__fr_event_t *e = &f->ring[(pos - 1) % f->size];
     if (e->pos == pos) view_of(f, e, &out[n++]);
   }
   /* The pending: still their handles'. */
-  const uint64_t first = first_shown(f);
+  const uint64_t first = hv__fr_first_shown(f);
   for (size_t i = 0; i < comm->names_in_flight.capacity && n < f->size; i++) {
     const struct hv_handle *h = comm->names_in_flight.slots[i].value;
     if (!comm->names_in_flight.slots[i].key || !h || !h->fr_pos || h->fr_pos < first) continue;
@@ -393,7 +306,7 @@ int hv__fr_last_completed(hv_comm_t *comm, hv__fr_view_t *out) {
 
 void hv__fr_stopped(hv_comm_t *comm) {
   hv__flight_t *f = comm->flight;
-  if (f) set_phase(f, HV__PHASE_STOPPED, hv__coarse_now_us());
+  if (f) hv__fr_set_phase(f, HV__PHASE_STOPPED, hv__coarse_now_us());
 }
 
 int hv__fr_peer_of(const char *what) {
