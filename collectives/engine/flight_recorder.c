@@ -5,12 +5,20 @@
  * it is negotiated and runs, and is written to the ring, one cache line with its name
  * interned, when it completes. Once the ring has moved past a position (a newer event
  * holds or will hold its slot), the event is no longer shown nor written. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flight_recorder.h"
 #include "negotiate.h"
+
+/* hv__fr_finish writes an event as 8-byte words: the layout it assumes. */
+_Static_assert(offsetof(hv__fr_event_t, t_submit) == 16 && offsetof(hv__fr_event_t, count) == 48 &&
+                   offsetof(hv__fr_event_t, name) == 56 && offsetof(hv__fr_event_t, coll) == 58 &&
+                   offsetof(hv__fr_event_t, dtype) == 59 && offsetof(hv__fr_event_t, ordered) == 60 &&
+                   offsetof(hv__fr_event_t, state) == 61 && offsetof(hv__fr_event_t, algo) == 62,
+               "hv__fr_finish's words");
 
 const char *const hv__fr_algo_names[] = {"",    "shm",  "ring",     "rd",   "rab",  "2d",    "mpi",  "hier",
                                          "hier_shm", "none", "pairwise", "nccl", "local", "check", "auto", NULL};
@@ -69,14 +77,10 @@ void hv__fr_free(hv_comm_t *comm) {
   comm->flight = NULL;
 }
 
-/* The oldest ring position the ring shows: an event before it is gone, even while
- * its slot still holds it (a newer event of that slot has not completed yet). */
-static uint64_t first_shown(const hv__flight_t *f) { return f->next_pos >= f->size ? f->next_pos - f->size + 1 : 1; }
-
 /* The event at ring position pos, or NULL when the ring has moved past it (or it was
  * never written). */
 static hv__fr_event_t *event_at(hv__flight_t *f, uint64_t pos) {
-  if (!pos || pos < first_shown(f)) return NULL;
+  if (!pos || pos < hv__fr_first_shown(f)) return NULL;
   hv__fr_event_t *e = &f->ring[(pos - 1) % f->size];
   return e->pos == pos ? e : NULL;
 }
@@ -86,57 +90,34 @@ static const char *entry_name(const hv__flight_t *f, size_t i) {
   return f->names[i].len <= HV__FR_INLINE_NAME ? f->names[i].inl : f->long_names[i];
 }
 
-/* Entry i holds name (hashed): the same bytes, as long (a name cut to
- * HV__FR_NAME_LEN - 1 bytes: the same first bytes). No library call: the names of
- * a step are short, and this runs for each. */
-static int entry_is(const hv__flight_t *f, size_t i, const char *name, uint64_t hash) {
-  const hv__fr_name_t *n = &f->names[i];
-  if (n->hash != hash || !n->last_pos) return 0;
-  const size_t len = n->len;
-  const char *stored = len <= HV__FR_INLINE_NAME ? n->inl : f->long_names[i];
-  for (size_t j = 0; j < len; j++)
-    if (stored[j] != name[j]) return 0;
-  return len == HV__FR_NAME_LEN - 1 || name[len] == '\0';
-}
-
-/* The name of the event at pos, which the ring shows until it completes at least:
- * its table entry + 1, or 0 when the table has no room (the event's slot then keeps
- * a copy). Entries are taken in the order names first come, and a step submits its
- * names in the order of the step before: the entry after the last one used is tried
- * first, so that the table is read in order, as the ring is written; then the hash
- * index, which only points (a collision or a reused entry overwrites it: the name is
- * then stored again, never taken for another). */
-static uint16_t intern(hv__flight_t *f, const char *name, uint64_t hash, uint64_t pos) {
+/* hv__fr_name_of's guess (the entry after the last one used) failed: the hash index,
+ * which only points (a collision or a reused entry overwrites it: the name is then
+ * stored again, never taken for another), else a new entry. */
+uint16_t hv__fr_intern(hv__flight_t *f, const char *name, uint64_t hash, uint64_t pos) {
   const size_t mask = f->names_mask;
-  size_t i = (f->last_name + 1) & mask;
-  if (!entry_is(f, i, name, hash)) {
-    uint16_t *slot = &f->name_index[hash & (2 * mask + 1)];
-    i = *slot ? *slot - 1u : 0;
-    if (!*slot || !entry_is(f, i, name, hash)) {
-      /* A new entry: one that no event the ring shows names (unused, or its newest
-       * event has left the ring), from where the last was taken. */
-      const uint64_t first = first_shown(f);
-      size_t k = 0;
-      for (i = f->next_name; k < HV__FR_PROBE && f->names[i].last_pos >= first; k++) i = (i + 1) & mask;
-      if (k == HV__FR_PROBE) return 0;
-      f->next_name = (i + 1) & mask;
-      const size_t len = strnlen(name, HV__FR_NAME_LEN - 1);
-      hv__fr_name_t *n = &f->names[i];
-      n->hash = hash;
-      n->len = (uint16_t)len;
-      if (len <= HV__FR_INLINE_NAME) {
-        memcpy(n->inl, name, len);
-      } else {
-        memcpy(f->long_names[i], name, len);
-        f->long_names[i][len] = '\0';
-      }
-      *slot = (uint16_t)(i + 1);
+  uint16_t *slot = &f->name_index[hash & (2 * mask + 1)];
+  size_t i = *slot ? *slot - 1u : 0;
+  if (!*slot || !hv__fr_entry_is(f, i, name, hash)) {
+    /* A new entry: one that no event the ring shows names (unused, or its newest
+     * event has left the ring), from where the last was taken. */
+    const uint64_t first = hv__fr_first_shown(f);
+    size_t k = 0;
+    for (i = f->next_name; k < HV__FR_PROBE && f->names[i].last_pos >= first; k++) i = (i + 1) & mask;
+    if (k == HV__FR_PROBE) return 0;
+    f->next_name = (i + 1) & mask;
+    const size_t len = strnlen(name, HV__FR_NAME_LEN - 1);
+    hv__fr_name_t *n = &f->names[i];
+    n->hash = hash;
+    n->len = (uint16_t)len;
+    if (len <= HV__FR_INLINE_NAME) {
+      memcpy(n->inl, name, len);
+    } else {
+      memcpy(f->long_names[i], name, len);
+      f->long_names[i][len] = '\0';
     }
+    *slot = (uint16_t)(i + 1);
   }
-  hv__fr_name_t *n = &f->names[i];
-  if (n->last_pos < pos) n->last_pos = pos;
-  f->last_name = i;
-  return (uint16_t)(i + 1);
+  return hv__fr_take_name(f, i, pos);
 }
 
 /* The copy of a name the table had no room for, in the slot of the event at pos. */
@@ -148,12 +129,6 @@ static void copy_name(hv__flight_t *f, uint64_t pos, const char *name) {
   f->name_copies++;
 }
 
-static void set_phase(hv__flight_t *f, int phase, double now) {
-  if (f->phase == phase || f->phase == HV__PHASE_STOPPED) return;
-  f->phase = phase;
-  f->since = now;
-}
-
 uint64_t hv__fr_bytes(const hv__fr_event_t *e, int size) {
   uint64_t es = e->dtype < HV_NUM_DTYPES ? hv_dtype_size((hv_dtype_t)e->dtype) : 0, n = e->count;
   /* The larger of the rank's buffers: the gathered or scattered whole. */
@@ -162,71 +137,19 @@ uint64_t hv__fr_bytes(const hv__fr_event_t *e, int size) {
   return n * es;
 }
 
-void hv__fr_submit(hv_comm_t *comm, struct hv_handle *h) {
-  hv__flight_t *f = comm->flight;
-  if (!f) return;
-  /* Only a position: the event is the handle's until it completes. */
-  h->fr_pos = ++f->next_pos;
-  h->fr_slot = (uint32_t)f->next_slot;
-  if (++f->next_slot == f->size) f->next_slot = 0;
-  h->fr_seq = ++f->submitted;
-  h->fr_state = HV__FR_SUBMITTED;
-  h->fr_algo = 0;
-  h->fr_t_negotiated = h->fr_t_started = 0;
-  h->fr_name = intern(f, h->name, h->name_hash, h->fr_pos);
-  if (f->phase == HV__PHASE_USER) set_phase(f, HV__PHASE_NEGOTIATING, h->t_submit);
-}
-
-static void set_error(hv__flight_t *f, const hv__fr_event_t *e, hv_result_t result, const char *error) {
+static void set_error(hv__flight_t *f, uint64_t pos, hv_result_t result, const char *error) {
   const char *why = error && *error ? error : hv_strerror(result);
-  char *to = f->cold[(e->pos - 1) % f->size].error;
+  char *to = f->cold[(pos - 1) % f->size].error;
   size_t n = strlen(why);
   if (n >= HV__FR_ERROR_LEN) n = HV__FR_ERROR_LEN - 1;
   memcpy(to, why, n);
   to[n] = '\0';
 }
 
-void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error, double now) {
-  hv__flight_t *f = comm->flight;
-  if (!f || !h->fr_pos) return;
-  if (h->fr_state == HV__FR_RUNNING && f->running) f->running--;
-  const uint64_t pos = h->fr_pos;
-  h->fr_pos = 0;
-  f->completed++;
-  set_phase(f, f->completed >= f->submitted ? HV__PHASE_USER : f->running ? HV__PHASE_EXECUTING : HV__PHASE_NEGOTIATING,
-            now);
-  /* The ring has moved past it: an older event than any it shows. */
-  if (pos < first_shown(f)) return;
-  /* Built here, stored as one line that is not read first (hv__fr_fence). */
-  hv__fr_event_t ev;
-  ev.pos = pos;
-  ev.seq = h->fr_seq;
-  ev.t_submit = h->t_submit;
-  ev.t_negotiated = h->fr_t_negotiated;
-  ev.t_started = h->fr_t_started;
-  ev.t_finished = now;
-  ev.count = h->meta.count;
-  ev.name = h->fr_name;
-  ev.coll = h->meta.coll;
-  ev.dtype = h->meta.dtype;
-  ev.ordered = 0;
-  ev.state = result == HV_SUCCESS ? HV__FR_DONE : HV__FR_FAILED;
-  ev.algo = h->fr_algo;
-  ev.pad = 0;
-  hv__fr_event_t *e = &f->ring[h->fr_slot];
-#if HV__FR_STREAM
-  const __m128i *from = (const __m128i *)&ev;
-  __m128i *to = (__m128i *)e;
-  _mm_stream_si128(to, _mm_load_si128(from));
-  _mm_stream_si128(to + 1, _mm_load_si128(from + 1));
-  _mm_stream_si128(to + 2, _mm_load_si128(from + 2));
-  _mm_stream_si128(to + 3, _mm_load_si128(from + 3));
-#else
-  *e = ev;
-#endif
+void hv__fr_finish_rare(hv__flight_t *f, const struct hv_handle *h, uint64_t pos, hv_result_t result,
+                        const char *error) {
   if (!h->fr_name) copy_name(f, pos, h->name);
-  if (result != HV_SUCCESS) set_error(f, &ev, result, error);
-  f->last_completed_pos = pos;
+  if (result != HV_SUCCESS) set_error(f, pos, result, error);
 }
 
 void hv__fr_negotiated(hv_comm_t *comm) {
@@ -261,7 +184,7 @@ void hv__fr_started(hv_comm_t *comm, struct hv_handle *const *hs, size_t n, cons
       f->running++;
     }
   }
-  set_phase(f, HV__PHASE_EXECUTING, now);
+  hv__fr_set_phase(f, HV__PHASE_EXECUTING, now);
   pthread_mutex_unlock(&comm->mutex);
 }
 
@@ -289,11 +212,11 @@ uint64_t hv__fr_ordered_begin(hv_comm_t *comm, const char *function, int coll, s
   e->t_submit = e->t_negotiated = e->t_started = now;
   e->t_finished = 0;
   e->state = HV__FR_RUNNING;
-  e->name = intern(f, function, hash, pos);
+  e->name = hv__fr_name_of(f, function, hash, pos);
   if (!e->name) copy_name(f, pos, function);
   f->submitted++;
   f->running++;
-  set_phase(f, HV__PHASE_EXECUTING, now);
+  hv__fr_set_phase(f, HV__PHASE_EXECUTING, now);
   pthread_mutex_unlock(&comm->mutex);
   return pos;
 }
@@ -308,12 +231,12 @@ void hv__fr_ordered_finish(hv_comm_t *comm, uint64_t pos, hv_result_t result, co
     if (algo) e->algo = (uint8_t)hv__fr_algo_index(algo);
     e->t_finished = now;
     e->state = result == HV_SUCCESS ? HV__FR_DONE : HV__FR_FAILED;
-    if (result != HV_SUCCESS) set_error(f, e, result, comm->last_error);
+    if (result != HV_SUCCESS) set_error(f, pos, result, comm->last_error);
     f->last_completed_pos = pos;
   }
   if (f->running) f->running--;
   f->completed++;
-  set_phase(f, f->completed >= f->submitted ? HV__PHASE_USER : f->running ? HV__PHASE_EXECUTING : HV__PHASE_NEGOTIATING,
+  hv__fr_set_phase(f, f->completed >= f->submitted ? HV__PHASE_USER : f->running ? HV__PHASE_EXECUTING : HV__PHASE_NEGOTIATING,
             now);
   pthread_mutex_unlock(&comm->mutex);
 }
@@ -343,12 +266,12 @@ size_t hv__fr_events(hv_comm_t *comm, hv__fr_view_t *out) {
   hv__flight_t *f = comm->flight;
   size_t n = 0;
   int sorted = 1;
-  for (uint64_t pos = first_shown(f); pos <= f->next_pos; pos++) {
+  for (uint64_t pos = hv__fr_first_shown(f); pos <= f->next_pos; pos++) {
     const hv__fr_event_t *e = &f->ring[(pos - 1) % f->size];
     if (e->pos == pos) view_of(f, e, &out[n++]);
   }
   /* The pending: still their handles'. */
-  const uint64_t first = first_shown(f);
+  const uint64_t first = hv__fr_first_shown(f);
   for (size_t i = 0; i < comm->names_in_flight.capacity && n < f->size; i++) {
     const struct hv_handle *h = comm->names_in_flight.slots[i].value;
     if (!comm->names_in_flight.slots[i].key || !h || !h->fr_pos || h->fr_pos < first) continue;
@@ -383,7 +306,7 @@ int hv__fr_last_completed(hv_comm_t *comm, hv__fr_view_t *out) {
 
 void hv__fr_stopped(hv_comm_t *comm) {
   hv__flight_t *f = comm->flight;
-  if (f) set_phase(f, HV__PHASE_STOPPED, hv__coarse_now_us());
+  if (f) hv__fr_set_phase(f, HV__PHASE_STOPPED, hv__coarse_now_us());
 }
 
 int hv__fr_peer_of(const char *what) {

@@ -5,9 +5,13 @@
  * Locking: every write to the ring, the table of names, a handle's fr_* fields and
  * the live state below happens under comm->mutex, which submission and completion
  * hold anyway (so recording costs them a few stores and no lock of its own);
- * negotiation and execution take it once per round or fused batch. A reader (status thread, a dump) copies under it. What only
- * the thread running rounds may read (the coordinator's table, what the current wait
- * is on) comes through a snapshot request that thread answers (hv__fr_answer). */
+ * negotiation and execution take it once per round or fused batch (hv__fr_negotiated,
+ * hv__fr_started), not per request: those two locks are about 0.1% of the 256 x 4 KiB
+ * fused benchmark, while without them a reader could not see a pending request's
+ * state, nor the phase, consistently. A reader (status thread, a dump) copies under
+ * it. What only the thread running rounds may read (the coordinator's table, what
+ * the current wait is on) comes through a snapshot request that thread answers
+ * (hv__fr_answer). */
 #ifndef HV_FLIGHT_RECORDER_H
 #define HV_FLIGHT_RECORDER_H
 
@@ -138,8 +142,72 @@ typedef struct hv__flight {
  * out of memory. */
 int hv__fr_create(hv_comm_t *comm);
 void hv__fr_free(hv_comm_t *comm);
-/* comm->mutex held: a request accepted by submit (api.c). */
-void hv__fr_submit(hv_comm_t *comm, struct hv_handle *h);
+/* ---- what runs per request: inline, since a call per request cost about as much
+ * as the recording (the 256 x 4 KiB fused benchmark; README.md) ---- */
+
+/* The oldest ring position the ring shows: an event before it is gone, even while
+ * its slot still holds it (a newer event of that slot has not completed yet). */
+static inline uint64_t hv__fr_first_shown(const hv__flight_t *f) {
+  return f->next_pos >= f->size ? f->next_pos - f->size + 1 : 1;
+}
+
+static inline void hv__fr_set_phase(hv__flight_t *f, int phase, double now) {
+  if (f->phase == phase || f->phase == HV__PHASE_STOPPED) return;
+  f->phase = phase;
+  f->since = now;
+}
+
+/* Entry i holds name (hashed): the same bytes, as long (a name cut to
+ * HV__FR_NAME_LEN - 1 bytes: the same first bytes). No library call: the names of
+ * a step are short, and this runs for each. */
+static inline int hv__fr_entry_is(const hv__flight_t *f, size_t i, const char *name, uint64_t hash) {
+  const hv__fr_name_t *n = &f->names[i];
+  if (n->hash != hash || !n->last_pos) return 0;
+  const size_t len = n->len;
+  const char *stored = len <= HV__FR_INLINE_NAME ? n->inl : f->long_names[i];
+  for (size_t j = 0; j < len; j++)
+    if (stored[j] != name[j]) return 0;
+  return len == HV__FR_NAME_LEN - 1 || name[len] == '\0';
+}
+
+/* Entry i names the event at pos too: its index + 1. */
+static inline uint16_t hv__fr_take_name(hv__flight_t *f, size_t i, uint64_t pos) {
+  hv__fr_name_t *n = &f->names[i];
+  if (n->last_pos < pos) n->last_pos = pos;
+  f->last_name = i;
+  return (uint16_t)(i + 1);
+}
+
+/* flight_recorder.c: the rest of hv__fr_name_of. */
+uint16_t hv__fr_intern(hv__flight_t *f, const char *name, uint64_t hash, uint64_t pos);
+
+/* The name of the event at pos, which the ring shows until it completes at least:
+ * its table entry + 1, or 0 when the table has no room (the event's slot then keeps
+ * a copy). Entries are taken in the order names first come, and a step submits its
+ * names in the order of the step before: the entry after the last one used is tried
+ * first, so that the table is read in order, as the ring is written; then the hash
+ * index (hv__fr_intern). */
+static inline uint16_t hv__fr_name_of(hv__flight_t *f, const char *name, uint64_t hash, uint64_t pos) {
+  const size_t i = (f->last_name + 1) & f->names_mask;
+  return hv__fr_entry_is(f, i, name, hash) ? hv__fr_take_name(f, i, pos) : hv__fr_intern(f, name, hash, pos);
+}
+
+/* comm->mutex held: a request accepted by submit (api.c). Only a position: the event
+ * is the handle's until it completes. */
+static inline void hv__fr_submit(hv_comm_t *comm, struct hv_handle *h) {
+  hv__flight_t *f = comm->flight;
+  if (!f) return;
+  h->fr_pos = ++f->next_pos;
+  h->fr_slot = (uint32_t)f->next_slot;
+  if (++f->next_slot == f->size) f->next_slot = 0;
+  h->fr_seq = ++f->submitted;
+  h->fr_state = HV__FR_SUBMITTED;
+  h->fr_algo = 0;
+  h->fr_t_negotiated = h->fr_t_started = 0;
+  h->fr_name = hv__fr_name_of(f, h->name, h->name_hash, h->fr_pos);
+  if (f->phase == HV__PHASE_USER) hv__fr_set_phase(f, HV__PHASE_NEGOTIATING, h->t_submit);
+}
+
 /* After a batch of hv__fr_finish, before comm->mutex is released: the events it
  * wrote (streaming stores) are ordered before what follows. */
 static inline void hv__fr_fence(const hv_comm_t *comm) {
@@ -149,9 +217,58 @@ static inline void hv__fr_fence(const hv_comm_t *comm) {
   (void)comm;
 #endif
 }
+
+/* flight_recorder.c: what only some completions write (a name copy, an error). */
+void hv__fr_finish_rare(hv__flight_t *f, const struct hv_handle *h, uint64_t pos, hv_result_t result,
+                        const char *error);
+
 /* comm->mutex held: h completes at now (hv__coarse_now_us, read once per batch; handle.c);
- * hv__fr_fence follows. */
-void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error, double now);
+ * hv__fr_fence follows. Its event is written to the ring, unless the ring has moved
+ * past it (an older event than any it shows). */
+static inline void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error,
+                                 double now) {
+  hv__flight_t *f = comm->flight;
+  if (!f || !h->fr_pos) return;
+  if (h->fr_state == HV__FR_RUNNING && f->running) f->running--;
+  const uint64_t pos = h->fr_pos;
+  h->fr_pos = 0;
+  f->completed++;
+  hv__fr_set_phase(
+      f, f->completed >= f->submitted ? HV__PHASE_USER : f->running ? HV__PHASE_EXECUTING : HV__PHASE_NEGOTIATING, now);
+  if (pos < hv__fr_first_shown(f)) return;
+  const uint8_t state = result == HV_SUCCESS ? HV__FR_DONE : HV__FR_FAILED;
+  hv__fr_event_t *e = &f->ring[h->fr_slot];
+#if HV__FR_STREAM
+  /* Stored as one line that is not read first (hv__fr_fence), from registers: an
+   * event built on the stack and loaded back 16 bytes at a time stalls on the narrow
+   * stores that built it (a store that cannot be forwarded to a wider load), which
+   * was most of the recorder's cost. The last 8 bytes are hv__fr_event_t's name ..
+   * pad, little-endian (flight_recorder.c asserts the layout). */
+  const uint64_t tail = (uint64_t)h->fr_name | (uint64_t)h->meta.coll << 16 | (uint64_t)h->meta.dtype << 24 |
+                        (uint64_t)state << 40 | (uint64_t)h->fr_algo << 48; /* ordered 0, pad 0 */
+  __m128i *to = (__m128i *)e;
+  _mm_stream_si128(to, _mm_set_epi64x((long long)h->fr_seq, (long long)pos));
+  _mm_stream_si128(to + 1, _mm_castpd_si128(_mm_set_pd(h->fr_t_negotiated, h->t_submit)));
+  _mm_stream_si128(to + 2, _mm_castpd_si128(_mm_set_pd(now, h->fr_t_started)));
+  _mm_stream_si128(to + 3, _mm_set_epi64x((long long)tail, (long long)h->meta.count));
+#else
+  *e = (hv__fr_event_t){.pos = pos,
+                        .seq = h->fr_seq,
+                        .t_submit = h->t_submit,
+                        .t_negotiated = h->fr_t_negotiated,
+                        .t_started = h->fr_t_started,
+                        .t_finished = now,
+                        .count = h->meta.count,
+                        .name = h->fr_name,
+                        .coll = h->meta.coll,
+                        .dtype = h->meta.dtype,
+                        .state = state,
+                        .algo = h->fr_algo};
+#endif
+  if (__builtin_expect(!h->fr_name || result != HV_SUCCESS, 0)) hv__fr_finish_rare(f, h, pos, result, error);
+  f->last_completed_pos = pos;
+}
+
 /* Takes comm->mutex: the execution list of a round is negotiated (negotiate_round.c). */
 void hv__fr_negotiated(hv_comm_t *comm);
 /* Takes comm->mutex: the n requests (adjacent duplicates counted once) start in algo. */

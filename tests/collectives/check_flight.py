@@ -151,11 +151,17 @@ def check_hang():
           if os.path.isdir(sockdir) else "no status directory")
     if not failures:
         check(stat.S_IMODE(os.stat(sockdir).st_mode) == 0o700, "socket directory not 0700")
-        # Wait until every rank but 1 has submitted 'late' (rank 1 sleeps).
+        # Wait until every rank but 1 has submitted 'late' (rank 1 sleeps), and rank 0's
+        # coordinator has heard of it from each of them: a rank lists 'late' as pending
+        # when it submits it, the coordinator at the rank's next negotiation round (on a
+        # loaded machine, later).
         docs = None
+        others = [r for r in range(nprocs) if r != 1]
         while time.time() < deadline:
             docs = [ask(p) for p in socks]
-            if all([x["name"] for x in d["comms"][0]["pending"]] == ["late"] for r, d in enumerate(docs) if r != 1):
+            waiting = (docs[0]["comms"][0].get("coordinator") or {}).get("waiting", [])
+            if (all([x["name"] for x in d["comms"][0]["pending"]] == ["late"] for r, d in enumerate(docs) if r != 1)
+                    and [w.get("submitted_by") for w in waiting] == [others]):
                 break
             time.sleep(0.1)
         for r, d in enumerate(docs):
@@ -171,7 +177,6 @@ def check_hang():
             check(c.get("snapshot") == "full", "rank %d: snapshot %r" % (r, c.get("snapshot")))
             check(c.get("error") == "", "rank %d: error %r" % (r, c.get("error")))
         coord = docs[0]["comms"][0]["coordinator"]
-        others = [r for r in range(nprocs) if r != 1]
         check(coord and [(w["name"], w["coll"], w["submitted_by"], w["missing"]) for w in coord["waiting"]] ==
               [("late", "allreduce", others, [1])], "rank 0: coordinator %r" % coord)
         with open(os.path.join(sockdir, "rank1.pid")) as f:

@@ -1,7 +1,7 @@
 #!/bin/bash
 # scenario_slow.sh LAUNCHER...: a slow rank (issue 22). doctor_worker runs with rank 3
 # pausing 30 ms more than the others before each step's first submission (the
-# analyzer calls a lag a straggler's from 20 ms: tools/hvrun/doctor_verdict.c).
+# analyzer calls a lag a straggler's from 20 ms: tools/hvrun/doctor_verdict_straggler.c).
 #  - the straggler report (hv_straggler_report every 20 steps) names rank 3 with a
 #    lag of 15-60 ms, every time;
 #  - `hvrun --status` while it runs, and `hvrun --analyze` on the dumps written at exit

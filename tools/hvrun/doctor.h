@@ -3,7 +3,8 @@
  * `hvrun --status`:
  *
  *   doctor_load.c     reads and validates documents (jansson) into the model
- *   doctor_verdict.c  the verdicts and the evidence printed after them
+ *   doctor_verdict.c  the verdicts (one family per doctor_verdict_*.c, doctor_verdict.h)
+ *   doctor_evidence.c the evidence printed after them, and --status's lines
  *   doctor_status.c   --status: asks the ranks' status sockets (locally or through
  *                     srun on a Slurm step's nodes) and fills the model
  *
@@ -108,7 +109,8 @@ void doctor_model_free(doctor_model_t *m);
 int doctor_load_raw_line(doctor_model_t *m, const char *line, size_t len, const char *source, char *err,
                          size_t errlen);
 
-/* doctor_verdict.c */
+/* doctor_verdict.c, doctor_verdict_common.c (doctor_ranks_text), doctor_evidence.c
+ * (doctor_status_lines_print) */
 /* Writes ranks as compact ranges ("0-3", "0,2-3") of the sorted, distinct ranks. */
 void doctor_ranks_text(const int *ranks, int n, char *out, size_t len);
 /* Prints the verdict lines ("verdict: ...") and after them, with evidence 1, each
