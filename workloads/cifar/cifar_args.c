@@ -75,6 +75,9 @@ const char *cifar_args_usage(void) {
          "  --micro-batches K     forward/backward passes per step on each rank, the local\n"
          "                        batch taken strided like the sampler's shards; gradients\n"
          "                        accumulate: R ranks x K equals R*K ranks x 1 [1]\n"
+         "  --sync-bn             SyncBatchNorm: batch-norm statistics (and their gradient)\n"
+         "                        over the global batch, through hv allreduces, instead of\n"
+         "                        each rank's own images; needs 2+ images per rank and pass\n"
          "  --train-size N        train on the first N training images only [all]\n"
          "  --test-size N         validate on the first N test images only [all]\n"
          "  --no-prefetch         assemble batches in the training thread\n"
@@ -241,6 +244,7 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
       else if (!strcmp(f, "--resume")) a->resume = 1;
       else if (!strcmp(f, "--quiet")) a->quiet = 1;
       else if (!strcmp(f, "--no-augment")) a->augment = 0;
+      else if (!strcmp(f, "--sync-bn")) a->sync_bn = 1;
       else if (!strcmp(f, "--no-prefetch")) a->prefetch = 0;
       else if (!strcmp(f, "--no-plots")) a->plots = 0;
       else {
@@ -259,6 +263,10 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
   }
   if (a->resume && !a->checkpoint_dir) {
     snprintf(err, errlen, "--resume needs --checkpoint-dir (where the checkpoints are)");
+    return -1;
+  }
+  if (a->sync_bn && a->amp) {
+    snprintf(err, errlen, "--sync-bn runs in float32: not with --amp yet");
     return -1;
   }
   if (a->nesterov && a->momentum <= 0) {
