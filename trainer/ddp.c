@@ -293,6 +293,7 @@ int ddp_backward(ddp_t *d, int sync) {
    * negotiates nothing: no mark, or a later named request would take it. */
   if (sync && d->tr == &host_transport) hv_straggler_step(d->comm);
   model_backward(d->m, on_layer_done, d);
+  if (d->m->failed) ddp_fail(d, "%s", d->m->err); /* SyncBatchNorm's reductions */
   return d->failed ? -1 : 0;
 }
 
@@ -455,6 +456,23 @@ int ddp_join(ddp_t *d, int *last) {
   d->steps = key / size;
   if (last) *last = root;
   return rc;
+}
+
+/* SyncBatchNorm's sums through the communicator of the buckets: host doubles by name
+ * (blocking), device doubles through hv_cuda.h on the layers' stream, waited for as
+ * the next kernel reads them. */
+static int sync_bn_sum(void *ctx, const char *name, double *v, size_t n, char *err, size_t errlen) {
+  ddp_t *d = ctx;
+  hv_result_t r = d->tr == &host_transport ? hv_allreduce(d->comm, name, v, v, n, HV_FLOAT64, HV_SUM, NULL)
+                                           : hv_allreduce_cuda(d->comm, v, v, n, HV_FLOAT64, HV_SUM, NULL);
+  if (r == HV_SUCCESS) return 0;
+  snprintf(err, errlen, "rank %d: %s: %s (%s)", d->rank, name, hv_strerror(r), hv_comm_last_error(d->comm));
+  return -1;
+}
+
+void ddp_set_sync_bn(ddp_t *d, int on) {
+  const model_bn_sync_t s = {sync_bn_sum, d};
+  model_set_bn_sync(d->m, on ? &s : NULL);
 }
 
 int ddp_allreduce_sum(ddp_t *d, const char *name, double *v, size_t n) {

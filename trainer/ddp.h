@@ -18,7 +18,11 @@
  *   batch B/N therefore equal one process accumulating the gradients of the same N
  *   micro-batches (tests/trainer/test_ddp.c checks this to rounding), not one process
  *   with batch B. Call ddp_broadcast_buffers before evaluation for identical running
- *   statistics on every rank.
+ *   statistics on every rank. ddp_set_sync_bn(d, 1) makes batch norm SyncBatchNorm
+ *   instead: statistics of the global batch (hv allreduces of per-channel sums named
+ *   "syncbn/<layer>/stats|var|grad"), the same running statistics on every rank, and
+ *   the gradient of the global batch: N ranks with B/N images each then equal one
+ *   process with B (tests/trainer/test_sync_bn.c).
  * - A model on the GPU (model_gpu.h): the same buckets, reduced in place on the device
  *   through hv_cuda.h (NCCL within a node, MPI between nodes) on the default stream
  *   the layers run on; the broadcasts too. ddp_wait then waits for that stream. With
@@ -64,6 +68,10 @@ int ddp_reduce_grads(ddp_t *d);
 void ddp_set_step(ddp_t *d, long long steps);
 /* Waits for every bucket submitted by ddp_backward; grads then hold the average. */
 int ddp_wait(ddp_t *d);
+/* SyncBatchNorm on (1) or off (0) for the model's batch-norm layers in training
+ * (model_set_bn_sync with this communicator's allreduce). Every rank the same, between
+ * steps. A rank with a batch of one image then fails the forward on every rank. */
+void ddp_set_sync_bn(ddp_t *d, int on);
 /* Broadcasts buffers (batch-norm running statistics) from rank 0. */
 int ddp_broadcast_buffers(ddp_t *d);
 /* Broadcasts n values of the model's kind of memory (host, or device for a GPU model)

@@ -80,6 +80,7 @@ typedef struct layer {
   int grad_written;                      /* dout is written whole by its one consumer */
   real_t *plain;                         /* conv: NCHW copies for the im2col fallback */
   double *scratch;                       /* blocked batch norm: per-row sums */
+  double *sync_scratch;                  /* SyncBatchNorm's sums, made on first use (model memory) */
 } layer_t;
 
 /* Whether convolutions on the CPU run through oneDNN (built with it, HV_CONV not

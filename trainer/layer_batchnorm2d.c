@@ -2,12 +2,70 @@
  * eps 1e-5, momentum 0.1). Under DDP the statistics stay local to each rank (as
  * PyTorch's DDP without SyncBatchNorm): each rank normalises with its own batch's
  * statistics and keeps its own running statistics; only gamma/beta gradients are
- * averaged. Evaluation uses the running statistics broadcast from rank 0 at start. */
+ * averaged. Evaluation uses the running statistics broadcast from rank 0 at start.
+ * With model_set_bn_sync (SyncBatchNorm) training takes the statistics of the batch
+ * over all ranks instead (kernels/batchnorm_sync.h), in either layout. */
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "batchnorm.h"
+#include "batchnorm_sync.h"
+#include "layout_blocked.h"
 #include "model_internal.h"
+
+/* The reduce callback of batchnorm_sync.h over the model's model_bn_sync_t: names the
+ * collective after the layer and keeps the error for the layer's message. */
+typedef struct sync_ctx {
+  layer_t *l;
+  model_t *m;
+  char err[200];
+} sync_ctx_t;
+
+static int sync_reduce(void *p, const char *what, double *v, size_t n) {
+  sync_ctx_t *s = p;
+  char name[96];
+  snprintf(name, sizeof name, "syncbn/%s/%s", s->l->name, what);
+  return s->m->bn_sync.allreduce_sum(s->m->bn_sync.ctx, name, v, n, s->err, sizeof s->err);
+}
+
+__attribute__((format(printf, 3, 4))) static void sync_failed(layer_t *l, model_t *m, const char *fmt, ...) {
+  if (m->failed) return;
+  int w = snprintf(m->err, sizeof m->err, "SyncBatchNorm layer '%s': ", l->name);
+  if (w > 0 && (size_t)w < sizeof m->err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->err + w, sizeof m->err - (size_t)w, fmt, ap);
+    va_end(ap);
+  }
+  m->failed = 1;
+}
+
+/* The layer's sums (made on first use); NULL with m->failed when out of memory. */
+static double *sync_scratch(layer_t *l, model_t *m) {
+  if (!l->sync_scratch && !(l->sync_scratch = malloc(batchnorm_sync_scratch(l->c) * sizeof(double))))
+    sync_failed(l, m, "out of memory");
+  return l->sync_scratch;
+}
+
+static void bn_forward_sync(layer_t *l, model_t *m) {
+  real_t *buf = m->buffers + l->buf_off;
+  double *scratch = sync_scratch(l, m);
+  if (!scratch) return;
+  sync_ctx_t ctx = {l, m, ""};
+  int ones = 0;
+  const int rc = batchnorm_forward_train_sync(m->batch, l->c, l->h * l->w, l->blocked ? CHANNEL_BLOCK : 1,
+                                              model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l), l->eps,
+                                              l->bn_momentum, buf, buf + l->c, l->save, l->save + l->c, l->out,
+                                              scratch, sync_reduce, &ctx, &ones);
+  if (rc == -1) sync_failed(l, m, "allreduce of the statistics failed: %s", ctx.err);
+  if (rc == -2)
+    sync_failed(l, m,
+                "a batch of 1 image on %d rank(s): SyncBatchNorm needs at least 2 images per rank "
+                "(a global batch of at least 2 x ranks)",
+                ones);
+}
 
 static int bn_setup(layer_t *l, char *err, size_t errlen) {
   l->c = l->in_c;
@@ -27,7 +85,9 @@ static void bn_init(layer_t *l, model_t *m) {
 static void bn_forward(layer_t *l, model_t *m, int train) {
   real_t *buf = m->buffers + l->buf_off;
   l->train = train;
-  if (l->blocked && train) {
+  if (train && m->bn_sync.allreduce_sum) {
+    bn_forward_sync(l, m);
+  } else if (l->blocked && train) {
     batchnorm_forward_train_blocked(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
                                     layer_b(m, l), l->eps, l->bn_momentum, buf, buf + l->c, l->save,
                                     l->save + l->c, l->out, l->scratch);
@@ -48,6 +108,17 @@ static void bn_forward(layer_t *l, model_t *m, int train) {
 
 static void bn_backward(layer_t *l, model_t *m) {
   real_t *dx = l->in[0] < 0 && !m->want_input_grad ? NULL : model_dsrc(m, l->in[0]);
+  if (l->train && m->bn_sync.allreduce_sum) {
+    if (m->failed) return; /* an earlier layer's reduction failed: no more collectives */
+    double *scratch = sync_scratch(l, m);
+    if (!scratch) return;
+    sync_ctx_t ctx = {l, m, ""};
+    if (batchnorm_backward_sync(m->batch, l->c, l->h * l->w, l->blocked ? CHANNEL_BLOCK : 1, model_src(m, l->in[0]),
+                                l->dout, layer_w(m, l), l->save, l->save + l->c, dx, l->dx_overwrite, layer_dw(m, l),
+                                layer_db(m, l), scratch, sync_reduce, &ctx))
+      sync_failed(l, m, "allreduce of the gradient sums failed: %s", ctx.err);
+    return;
+  }
   if (l->blocked) {
     batchnorm_backward_blocked(m->batch, l->c, l->h * l->w, l->train, model_src(m, l->in[0]), l->dout,
                                layer_w(m, l), l->save, l->save + l->c, dx, l->dx_overwrite, layer_dw(m, l),

@@ -59,6 +59,7 @@ void model_free_host_buffers(model_t *m) {
     free(l->argmax);
     free(l->plain);
     free(l->scratch);
+    free(l->sync_scratch);
     if (l->impl_free) l->impl_free(l->impl);
   }
   free(m->params);
@@ -375,6 +376,10 @@ void model_backward(model_t *m, model_backward_hook_t hook, void *ctx) {
     m->layers[i].ops->backward(&m->layers[i], m);
     if (hook) hook(ctx, m, i);
   }
+}
+
+void model_set_bn_sync(model_t *m, const model_bn_sync_t *sync) {
+  m->bn_sync = sync ? *sync : (model_bn_sync_t){NULL, NULL};
 }
 
 void model_zero_grad(model_t *m) { m->dev->zero(m->grads, sizeof(real_t) * m->n_params); }

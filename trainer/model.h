@@ -24,6 +24,16 @@ typedef enum init_mode {
                                       fan_out); linear bias 0; linear weight default */
 } init_mode_t;
 
+/* SyncBatchNorm (model_set_bn_sync): how batch-norm layers in training sum their
+ * per-channel statistics over the processes of a data-parallel job. */
+typedef struct model_bn_sync {
+  /* Sums v[0..n) over the processes in place, v in the model's kind of memory (host
+   * doubles for a CPU model, device doubles for a GPU one); name identifies the
+   * collective ("<layer>/stats"). 0, or -1 with a message in err. */
+  int (*allreduce_sum)(void *ctx, const char *name, double *v, size_t n, char *err, size_t errlen);
+  void *ctx;
+} model_bn_sync_t;
+
 typedef struct model {
   layer_t *layers;
   int n_layers, cap_layers;
@@ -45,6 +55,7 @@ typedef struct model {
   int conv_fallback_test;   /* tests only: convolutions take their im2col fallback */
   int failed;               /* a layer could not run (err says why): model_forward returns NULL */
   void *gpu;                /* gpu/model_gpu.c's state of a model on the GPU */
+  model_bn_sync_t bn_sync;  /* allreduce_sum NULL: batch statistics are this process's */
   int finalized;
   char err[256];
 } model_t;
@@ -69,6 +80,14 @@ int model_add_flatten(model_t *m, const char *name, int in);
 /* Allocates activations for max_batch images and initialises parameters from seed
  * (same seed, same parameters on every rank). 0, or -1 with m->err set. */
 int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed);
+
+/* SyncBatchNorm: from now on every batch-norm layer in training normalises with the
+ * statistics of the batch over all processes (sync->allreduce_sum sums them), and its
+ * backward is that of the global batch (torch.nn.SyncBatchNorm); NULL goes back to
+ * per-process statistics. A training forward then fails (model_forward NULL, m->err)
+ * on every process when any of them has a batch of one image. ddp_enable_sync_bn
+ * installs hv's allreduce. */
+void model_set_bn_sync(model_t *m, const model_bn_sync_t *sync);
 
 /* Re-initialises every parameter and buffer from seed. */
 void model_init_params(model_t *m, uint64_t seed);

@@ -7,7 +7,7 @@
 # its flags), WORK (a scratch folder for this case).
 # Cases: smoke NP | fashion | cifar100 | equiv | early_stop | resume | resume_fallback |
 #        resume_other_np | bad_flags | batch_lt_ranks | missing_data | comm_hooks |
-#        comm_hook_resume | uneven
+#        comm_hook_resume | uneven | sync_bn
 set -u
 CASE=$1
 NP=${2:-2}
@@ -206,6 +206,29 @@ equiv)
   "$COMPARE_CKPT" 10 1 10 3 "c1/$CK" "c4/$CK" 1e-5 || fail "1 rank != 4 ranks"
   "$COMPARE_CKPT" 10 1 10 3 "c1b/$CK" "c4/$CK" 1e-5 --expect-differ ||
     fail "the negative control did not differ"
+  ;;
+sync_bn)
+  # --sync-bn: 4 ranks x batch 4 == 1 rank x one batch of 16 (batch-norm statistics of
+  # the global batch), to the float32 bound of tests/trainer/test_sync_bn.c; the control:
+  # 4 ranks without it differ. Then a batch of 1 per rank: one error line, every rank
+  # exits non-zero (directly, and through --micro-batches).
+  tiny data
+  ARGS="$COMMON --batch-size 16 --no-augment --max-steps 3 --quiet"
+  run 4 $ARGS --checkpoint-dir c4 --sync-bn --results res
+  [ "$RC" -eq 0 ] || fail "4 ranks: exit code $RC"
+  expect res/results.json '"sync_bn": true,'
+  run 1 $ARGS --checkpoint-dir c1b
+  [ "$RC" -eq 0 ] || fail "1 rank, one batch: exit code $RC"
+  run 4 $ARGS --checkpoint-dir c4local
+  [ "$RC" -eq 0 ] || fail "4 ranks without --sync-bn: exit code $RC"
+  CK=ckpt-step-000000000003.hvckpt
+  "$COMPARE_CKPT" 10 1 10 3 "c1b/$CK" "c4/$CK" 1e-5 || fail "1 rank x 16 != 4 ranks x 4 with --sync-bn"
+  "$COMPARE_CKPT" 10 1 10 3 "c1b/$CK" "c4local/$CK" 1e-5 --expect-differ ||
+    fail "the negative control (no --sync-bn) did not differ"
+  run 4 $COMMON --batch-size 4 --epochs 1 --sync-bn
+  expect_error '--sync-bn needs at least 2 images per rank and forward pass: --batch-size 4 over 4 ranks gives 1'
+  run 2 $COMMON --batch-size 8 --micro-batches 4 --epochs 1 --sync-bn
+  expect_error '--sync-bn needs at least 2 images per rank and forward pass: .* in micro-batches gives 1'
   ;;
 early_stop)
   tiny data

@@ -177,6 +177,7 @@ def hv_run(a, model_name, world):
            "--dataset", "fashion-mnist", "--model", model_name, "--batch-size",
            str(a.batch_size), "--epochs", str(a.epochs), "--base-lr", str(a.base_lr),
            "--train-size", str(a.train_size), "--test-size", str(a.test_size), "--no-augment",
+           "--warmup-epochs", "0", "--lr-schedule", "constant",  # the torch peer's constant lr
            "--seed", str(a.seed), "--target-accuracy", "1", "--results", res, "--no-plots"]
     subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
     with open(os.path.join(res, "results.json")) as f:

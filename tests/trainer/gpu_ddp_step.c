@@ -10,6 +10,10 @@
  * statistics broadcast from rank 0 on the device; a checkpoint written from the GPU
  * model loads into a CPU model with the same bits, and back into the GPU model;
  * model_evaluate on the GPU gives the CPU's loss and accuracy.
+ * `gpu_ddp_step --sync-bn`: both DDPs with SyncBatchNorm (ddp_set_sync_bn): the GPU's
+ * kernels and device allreduces (batchnorm_sync_gpu.cu) against the CPU's, which
+ * test_sync_bn.c holds to the single-process batch; and the running statistics agree
+ * between the ranks before any broadcast.
  * Ranks share a GPU when there are fewer GPUs than ranks: run them as separate nodes
  * (HV_RANKS_PER_NODE=1), as NCCL needs one GPU per rank of a node. Without a GPU or
  * driver on some rank (gpu_present.h) every rank reports skipped (exit 77); a GPU that
@@ -38,6 +42,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "hv_init failed: %s\n", hv_comm_last_error(NULL));
     return 2;
   }
+  int sync_bn = 0;
+  for (int i = 1; i < argc; i++) sync_bn |= !strcmp(argv[i], "--sync-bn");
   int rank, size, local;
   hv_comm_rank(comm, &rank);
   hv_comm_size(comm, &size);
@@ -76,6 +82,7 @@ int main(int argc, char **argv) {
   ddp_t *dg = dc ? ddp_create(comm, gpu, NULL, err, sizeof err) : NULL;
   if (!dc || !dg) fprintf(stderr, "rank %d: %s\n", rank, err);
   CHECK(dc && dg);
+  if (dc && dg) ddp_set_sync_bn(dc, sync_bn), ddp_set_sync_bn(dg, sync_bn);
   sgd_t oc, og;
   CHECK(sgd_init(&oc, cpu, 0.01, 0.9, 5e-4, 0, err, sizeof err) == 0);
   CHECK(sgd_init(&og, gpu, 0.01, 0.9, 5e-4, 0, err, sizeof err) == 0);
@@ -110,10 +117,18 @@ int main(int argc, char **argv) {
   MPI_Allreduce(p, lo, (int)gpu->n_params, mt, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(p, hi, (int)gpu->n_params, mt, MPI_MAX, MPI_COMM_WORLD);
   CHECK(memcmp(lo, p, gpu->n_params * sizeof *p) == 0 && memcmp(hi, p, gpu->n_params * sizeof *p) == 0);
+  real_t *b0 = malloc(gpu->n_buffers * sizeof *b0 + sizeof *b0);
+  if (sync_bn) { /* SyncBatchNorm: every rank's running statistics are the global batch's */
+    real_t *own = host_copy(gpu->buffers, gpu->n_buffers);
+    memcpy(b0, own, gpu->n_buffers * sizeof *b0);
+    MPI_Bcast(b0, (int)gpu->n_buffers, mt, 0, MPI_COMM_WORLD);
+    CHECK(maxrel(own, b0, gpu->n_buffers) <= 1e-6);
+    CHECK(maxrel(own, cpu->buffers, gpu->n_buffers) <= tol);
+    free(own);
+  }
   /* Running statistics differ per rank (local batch norm) until broadcast. */
   if (dg) CHECK(ddp_broadcast_buffers(dg) == 0);
   real_t *bufs = host_copy(gpu->buffers, gpu->n_buffers);
-  real_t *b0 = malloc(gpu->n_buffers * sizeof *b0 + sizeof *b0);
   memcpy(b0, bufs, gpu->n_buffers * sizeof *b0);
   MPI_Bcast(b0, (int)gpu->n_buffers, mt, 0, MPI_COMM_WORLD);
   CHECK(memcmp(b0, bufs, gpu->n_buffers * sizeof *b0) == 0);

@@ -10,6 +10,8 @@
  * tests/trainer/gpu_train_step.c compares each mode with the CPU. */
 #include <stdio.h>
 
+#include "batchnorm_sync.h"
+#include "batchnorm_sync_gpu.h"
 #include "cublas_linear.h"
 #include "cudnn_ops.h"
 #include "gpu_internal.h"
@@ -99,10 +101,80 @@ static void conv_bwd(layer_t *l, model_t *m) {
     failed(l, m, "adding the float16 weight gradients to the float32 ones failed");
 }
 
+/* SyncBatchNorm (model_set_bn_sync): batchnorm_sync_gpu.h's kernels, the reductions
+ * through the model's allreduce on device doubles, named after the layer. */
+typedef struct sync_ctx {
+  layer_t *l;
+  model_t *m;
+  char err[200];
+} sync_ctx_t;
+
+static int sync_reduce(void *p, const char *what, double *v, size_t n) {
+  sync_ctx_t *s = p;
+  char name[96];
+  snprintf(name, sizeof name, "syncbn/%s/%s", s->l->name, what);
+  return s->m->bn_sync.allreduce_sum(s->m->bn_sync.ctx, name, v, n, s->err, sizeof s->err);
+}
+
+static double *sync_scratch(layer_t *l, model_t *m) {
+  if (!l->sync_scratch &&
+      model_gpu_alloc((void **)&l->sync_scratch, batchnorm_sync_scratch(l->c) * sizeof(double)))
+    failed(l, m, "SyncBatchNorm: out of device memory");
+  return l->sync_scratch;
+}
+
+/* The layer's message for a failed sync call (formatted here: precisions keep it in m->err). */
+static void sync_result(layer_t *l, model_t *m, int rc, const sync_ctx_t *ctx, int ones) {
+  if (rc == 0 || m->failed) return;
+  if (rc == -1)
+    snprintf(m->err, sizeof m->err, "layer '%.47s' on the GPU: SyncBatchNorm: allreduce failed: %.140s", l->name,
+             ctx->err);
+  else if (rc == -2)
+    snprintf(m->err, sizeof m->err,
+             "layer '%.47s' on the GPU: SyncBatchNorm: a batch of 1 image on %d rank(s): SyncBatchNorm needs at "
+             "least 2 images per rank (a global batch of at least 2 x ranks)",
+             l->name, ones);
+  else
+    snprintf(m->err, sizeof m->err, "layer '%.47s' on the GPU: SyncBatchNorm: a CUDA kernel failed to launch",
+             l->name);
+  m->failed = 1;
+}
+
+static void bn_fwd_sync(layer_t *l, model_t *m) {
+  if (model_gpu_amp(m)) {
+    failed(l, m, "SyncBatchNorm runs in float32 on the GPU (not with mixed precision yet)");
+    return;
+  }
+  double *scratch = sync_scratch(l, m);
+  if (!scratch) return;
+  real_t *buf = m->buffers + l->buf_off;
+  sync_ctx_t ctx = {l, m, ""};
+  int ones = 0;
+  const int rc = gpu_batchnorm_forward_train_sync(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
+                                                  layer_b(m, l), l->eps, l->bn_momentum, buf, buf + l->c, l->save,
+                                                  l->save + l->c, l->out, scratch, sync_reduce, &ctx, &ones, NULL);
+  sync_result(l, m, rc, &ctx, ones);
+}
+
+static void bn_bwd_sync(layer_t *l, model_t *m) {
+  if (m->failed) return; /* an earlier layer's reduction failed: no more collectives */
+  double *scratch = sync_scratch(l, m);
+  if (!scratch) return;
+  sync_ctx_t ctx = {l, m, ""};
+  const int rc = gpu_batchnorm_backward_sync(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), l->dout,
+                                             layer_w(m, l), l->save, l->save + l->c, dsrc_or_null(l, m, 0), 0,
+                                             layer_dw(m, l), layer_db(m, l), scratch, sync_reduce, &ctx, NULL);
+  sync_result(l, m, rc, &ctx, 0);
+}
+
 static void bn_fwd(layer_t *l, model_t *m, int train) {
-  DNN_OR_RETURN(c);
   real_t *buf = m->buffers + l->buf_off;
   l->train = train;
+  if (train && m->bn_sync.allreduce_sum) {
+    bn_fwd_sync(l, m);
+    return;
+  }
+  DNN_OR_RETURN(c);
   if (train)
     CHECK_CALL(cudnn_batchnorm_forward_train(c, m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
                                              layer_b(m, l), l->eps, l->bn_momentum, buf, buf + l->c, l->save,
@@ -113,6 +185,10 @@ static void bn_fwd(layer_t *l, model_t *m, int train) {
 }
 
 static void bn_bwd(layer_t *l, model_t *m) {
+  if (l->train && m->bn_sync.allreduce_sum) {
+    bn_bwd_sync(l, m);
+    return;
+  }
   DNN_OR_RETURN(c);
   if (!l->train) {
     failed(l, m, "batch norm backward after an evaluation-mode forward is not on the GPU yet");

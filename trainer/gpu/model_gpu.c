@@ -78,8 +78,10 @@ static void release_all(model_t *m) {
     layer_t *l = &m->layers[i];
     if (!l->aliases_input) model_gpu_release(l->out), model_gpu_release(l->dout);
     model_gpu_release(l->save);
+    model_gpu_release(l->sync_scratch);
     if (l->impl_free) l->impl_free(l->impl);
     l->out = l->dout = l->save = NULL;
+    l->sync_scratch = NULL;
     l->impl = NULL;
     l->impl_free = NULL;
   }
@@ -149,6 +151,7 @@ int model_to_gpu(model_t *m) {
     l->blocked = l->dx_overwrite = l->grad_written = 0;
     l->plain = NULL;
     l->scratch = NULL;
+    l->sync_scratch = NULL; /* the CPU's stays with the CPU model; the GPU's is made on first use */
     l->argmax = NULL;
     l->out = l->dout = l->save = NULL;
     if (l->aliases_input) continue;

@@ -28,8 +28,8 @@ const char *cifar_args_usage(void) {
          "Options (defaults in brackets):\n"
          "  --batch-size B        global batch over all ranks, split evenly [512]\n"
          "  --epochs N            training epochs [5]\n"
-         "  --base-lr LR          learning rate of a single worker [0.01]\n"
-         "  --target-accuracy A   early stopping once validation accuracy >= A ... [0.85]\n"
+         "  --base-lr LR          learning rate of a single worker [0.1]\n"
+         "  --target-accuracy A   early stopping once validation accuracy >= A ... [0.92]\n"
          "  --patience P          ... for P epochs in a row [2]\n"
          "  --dataset NAME        cifar10 | cifar100 | fashion-mnist [fashion-mnist]\n"
          "  --data-dir DIR        data folder: CIFAR binary files (data_batch_1..5.bin +\n"
@@ -42,9 +42,13 @@ const char *cifar_args_usage(void) {
          "                        [wrn-10-1: sized for CPUs]\n"
          "  --dropout P           dropout between the convolutions of a block [0]\n"
          "  --lr-scaling MODE     linear: lr = base-lr x ranks (Goyal et al.) | none [linear]\n"
-         "  --warmup-epochs E     ramp from base-lr to the scaled lr over E epochs [0]\n"
+         "  --warmup-epochs E     ramp from base-lr to the scaled lr over E epochs [1]\n"
          "  --lr-schedule S       constant | cosine (to 0 at the last epoch) | step (x0.1 at\n"
-         "                        50% and 75% of the epochs) [constant]\n"
+         "                        50% and 75% of the epochs) [cosine]\n"
+         "                        (the defaults: lr 0.2 on 2 ranks at global batch 512, Goyal\n"
+         "                        et al.'s 0.1 x 512/256; the PyTorch example's recipe is\n"
+         "                        --base-lr 0.01 --warmup-epochs 0 --lr-schedule constant\n"
+         "                        --augment --target-accuracy 0.85)\n"
          "  --momentum M          SGD momentum [0.9]\n"
          "  --weight-decay W      L2 weight decay [5e-4]\n"
          "  --nesterov            Nesterov momentum\n"
@@ -71,7 +75,9 @@ const char *cifar_args_usage(void) {
          "  --results DIR         per-epoch record and configuration as results.json and\n"
          "                        results.csv, plus loss/accuracy/throughput PNG plots\n"
          "  --no-plots            with --results: skip the gnuplot figures\n"
-         "  --no-augment          no random crop/flip (exact comparisons between runs)\n"
+         "  --augment             random crop (pad 4) + horizontal flip of training images\n"
+         "                        (for long runs; 5 epochs train better without)\n"
+         "  --no-augment          no random crop/flip (the default)\n"
          "  --micro-batches K     forward/backward passes per step on each rank, the local\n"
          "                        batch taken strided like the sampler's shards; gradients\n"
          "                        accumulate: R ranks x K equals R*K ranks x 1 [1]\n"
@@ -80,6 +86,9 @@ const char *cifar_args_usage(void) {
          "                        (hv_join) and the others' steps average over the ranks\n"
          "                        still running (CPU, allreduce/fp16/bf16 hooks, one\n"
          "                        micro-batch, no peer checkpoints)\n"
+         "  --sync-bn             SyncBatchNorm: batch-norm statistics (and their gradient)\n"
+         "                        over the global batch, through hv allreduces, instead of\n"
+         "                        each rank's own images; needs 2+ images per rank and pass\n"
          "  --train-size N        train on the first N training images only [all]\n"
          "  --test-size N         validate on the first N test images only [all]\n"
          "  --no-prefetch         assemble batches in the training thread\n"
@@ -148,18 +157,22 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
   memset(a, 0, sizeof *a);
   a->batch_size = 512;
   a->epochs = 5;
-  a->base_lr = 0.01;
-  a->target_accuracy = 0.85;
+  /* The main job's recipe (README.md): 5 epochs at global batch 512 on 2 ranks reach
+   * about 0.90 with a linearly scaled lr of 0.2, a one-epoch warm-up, cosine decay and
+   * no augmentation; the PyTorch example's constant 0.02 ends near 0.7. */
+  a->base_lr = 0.1;
+  a->target_accuracy = 0.92;
+  a->warmup_epochs = 1;
   a->patience = 2;
   a->dataset = "fashion-mnist";
   a->lr_linear_scaling = 1;
-  a->lr_schedule = "constant";
+  a->lr_schedule = "cosine";
   a->momentum = 0.9;
   a->weight_decay = 5e-4;
   a->seed = 42;
   a->compression = "none";
   a->device = "cpu";
-  a->augment = 1;
+  a->augment = 0;
   a->micro_batches = 1;
   a->prefetch = 1;
   a->plots = 1;
@@ -246,6 +259,8 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
       else if (!strcmp(f, "--resume")) a->resume = 1;
       else if (!strcmp(f, "--quiet")) a->quiet = 1;
       else if (!strcmp(f, "--no-augment")) a->augment = 0;
+      else if (!strcmp(f, "--augment")) a->augment = 1;
+      else if (!strcmp(f, "--sync-bn")) a->sync_bn = 1;
       else if (!strcmp(f, "--no-prefetch")) a->prefetch = 0;
       else if (!strcmp(f, "--no-plots")) a->plots = 0;
       else if (!strcmp(f, "--uneven")) a->uneven = 1;
@@ -273,12 +288,17 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
                       : a->device && strcmp(a->device, "cpu") != 0 ? "--device cuda (NCCL matches calls by order)"
                       : a->hook.kind == DDP_HOOK_POWERSGD || a->hook.kind == DDP_HOOK_INT8
                           ? "--comm-hook powersgd/int8 (they divide by the rank count themselves)"
-                          : NULL;
+                      : a->sync_bn ? "--sync-bn (a rank's last, partial batch may hold a single image)"
+                                   : NULL;
     if (why) {
       snprintf(err, errlen, "--uneven does not work with %s", why);
       return -1;
     }
     a->peer_every = 0; /* auto: peer checkpoints copy state inside the epoch, where ranks join */
+  }
+  if (a->sync_bn && a->amp) {
+    snprintf(err, errlen, "--sync-bn runs in float32: not with --amp yet");
+    return -1;
   }
   if (a->nesterov && a->momentum <= 0) {
     snprintf(err, errlen, "--nesterov needs --momentum > 0");

@@ -41,6 +41,7 @@ typedef struct cifar_args {
   int augment;             /* random crop (pad 4) + horizontal flip */
   int micro_batches;       /* forward/backward passes per step and rank */
   int uneven;              /* --uneven: shards without padding, ranks out of data join (ddp_join) */
+  int sync_bn;             /* --sync-bn: batch statistics over all ranks (SyncBatchNorm) */
   int prefetch;            /* background batch assembly */
   int plots;
   int train_size, test_size;  /* first N images only; 0: all */

@@ -196,7 +196,7 @@ static int write_json(const char *path, const cifar_args_t *a, const cifar_run_i
           "    \"micro_batches\": %d,\n    \"epochs\": %d,\n    \"base_lr\": %.17g,\n"
           "    \"lr_scaling\": \"%s\",\n    \"lr_peak\": %.17g,\n    \"warmup_epochs\": %.17g,\n"
           "    \"lr_schedule\": \"%s\",\n    \"momentum\": %.17g,\n    \"weight_decay\": %.17g,\n"
-          "    \"nesterov\": %s,\n    \"dropout\": %.17g,\n    \"augment\": %s,\n"
+          "    \"nesterov\": %s,\n    \"dropout\": %.17g,\n    \"augment\": %s,\n    \"sync_bn\": %s,\n"
           "    \"target_accuracy\": %.17g,\n    \"patience\": %d,\n    \"seed\": %llu,\n"
           "    \"amp\": %s,\n    \"compression\": \"%s\",\n    \"max_steps\": %lld,\n"
           "    \"world_size\": %d,\n    \"nodes\": %d,\n    \"ranks_per_node\": %d,\n"
@@ -205,7 +205,7 @@ static int write_json(const char *path, const cifar_args_t *a, const cifar_run_i
           info->n_params, info->global_batch, info->local_batch, a->micro_batches, a->epochs,
           a->base_lr, a->lr_linear_scaling ? "linear" : "none", info->lr_peak, a->warmup_epochs,
           a->lr_schedule, a->momentum, a->weight_decay, a->nesterov ? "true" : "false",
-          a->dropout, a->augment ? "true" : "false", a->target_accuracy, a->patience,
+          a->dropout, a->augment ? "true" : "false", a->sync_bn ? "true" : "false", a->target_accuracy, a->patience,
           (unsigned long long)a->seed, a->amp ? "true" : "false", a->compression, a->max_steps,
           info->world, info->nodes, info->ranks_per_node, info->device, info->train_images,
           info->test_images, info->steps_per_epoch);

@@ -58,6 +58,15 @@ int cifar_train_init(cifar_train_t *t, const cifar_args_t *a, hv_comm_t *comm,
     return -1;
   }
   t->micro_max = (t->local_batch + a->micro_batches - 1) / a->micro_batches;
+  /* Every rank computes the same sizes, so every rank stops here with the same line. */
+  if (a->sync_bn && t->local_batch / a->micro_batches < 2) {
+    snprintf(err, errlen,
+             "--sync-bn needs at least 2 images per rank and forward pass: --batch-size %d over %d ranks%s "
+             "gives %d (SyncBatchNorm with a batch of 1 per rank); use --batch-size >= %d",
+             a->batch_size, t->size, a->micro_batches > 1 ? " in micro-batches" : "",
+             t->local_batch / a->micro_batches, 2 * t->size * a->micro_batches);
+    return -1;
+  }
   /* Same seed on every rank: identical initial parameters even before DDP's broadcast. */
   t->model = model_wrn_create(a->depth, a->widen, train->num_classes, a->dropout, train->c,
                               train->h, train->w, t->micro_max, a->seed, err, errlen);
@@ -147,6 +156,7 @@ int cifar_train_init(cifar_train_t *t, const cifar_args_t *a, hv_comm_t *comm,
 int cifar_train_start_ddp(cifar_train_t *t, char *err, size_t errlen) {
   t->ddp = ddp_create(t->comm, t->model, NULL, err, errlen);
   if (!t->ddp) return -1;
+  ddp_set_sync_bn(t->ddp, t->args->sync_bn);
   const ddp_hook_spec_t *h = &t->args->hook;
   if (h->kind != DDP_HOOK_ALLREDUCE && t->model->dev->kind != DEVICE_CPU) {
     snprintf(err, errlen, "--comm-hook %s runs on CPU models only (use --compression on the GPU)", t->args->comm_hook);

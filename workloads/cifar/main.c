@@ -110,10 +110,11 @@ static void print_start(const cifar_args_t *a, const cifar_run_info_t *info,
   printf("Dataset: %s from %s (%d training, %d test images of %dx%dx%d)\n", a->dataset,
          d->dir, d->train.n, d->test.n, d->train.c, d->train.h, d->train.w);
   printf("Global batch: %d (%d per rank%s), %d steps per epoch, lr %.6g (base %.6g, %s "
-         "scaling, %.3g warm-up epochs, %s schedule)\n",
+         "scaling, %.3g warm-up epochs, %s schedule)%s\n",
          info->global_batch, info->local_batch,
          a->micro_batches > 1 ? ", in micro-batches" : "", t->steps_per_epoch, info->lr_peak,
-         a->base_lr, a->lr_linear_scaling ? "linear" : "no", a->warmup_epochs, a->lr_schedule);
+         a->base_lr, a->lr_linear_scaling ? "linear" : "no", a->warmup_epochs, a->lr_schedule,
+         a->sync_bn ? ", SyncBatchNorm" : "");
   if (d->note[0]) printf("Note: %s\n", d->note);
   fflush(stdout);
 }
