@@ -18,6 +18,7 @@
 #include "data_cifar.h"
 #include "data_mnist.h"
 #include "ddp.h"
+#include "ddp_test_util.h"
 #include "models.h"
 #include "optim.h"
 #include "rng.h"
@@ -49,19 +50,6 @@ static model_t *make_model(int with_bn, int batch, uint64_t seed) {
   return m;
 }
 
-static double max_diff(const model_t *a, const model_t *b) {
-  double d = 0, mx = 1;
-  for (size_t i = 0; i < a->n_params; i++) {
-    d = fmax(d, fabs((double)a->params[i] - b->params[i]));
-    mx = fmax(mx, fabs((double)b->params[i]));
-  }
-  return d / mx;
-}
-
-static void sgd_new(sgd_t *o, model_t *m) {
-  char err[128];
-  sgd_init(o, m, 0.05, 0.9, 1e-3, 1, err, sizeof err);
-}
 
 /* DDP run: per step, `micro` micro-batches of B/(N*micro) images each. */
 static int never_sync; /* negative control: DDP that never communicates */
@@ -76,7 +64,7 @@ static model_t *run_ddp(int with_bn, int micro, const ddp_config_t *cfg, ddp_t *
     exit(2);
   }
   sgd_t o;
-  sgd_new(&o, m);
+  ddp_test_sgd(&o, m);
   for (int s = 0; s < K; s++) {
     model_zero_grad(m);
     for (int u = 0; u < micro; u++) {
@@ -103,7 +91,7 @@ static model_t *run_ref(int with_bn, int parts) {
   const int mb = B / parts;
   model_t *m = make_model(with_bn, mb, 100);
   sgd_t o;
-  sgd_new(&o, m);
+  ddp_test_sgd(&o, m);
   for (int s = 0; s < K; s++) {
     model_zero_grad(m);
     for (int u = 0; u < parts; u++) {
@@ -135,36 +123,19 @@ static void report(const char *what, double diff) {
 }
 
 int main(int argc, char **argv) {
-  if (hv_init(&argc, &argv, &comm) != HV_SUCCESS) {
-    fprintf(stderr, "hv_init failed: %s\n", hv_comm_last_error(NULL));
-    return 2;
-  }
-  hv_comm_rank(comm, &rank);
-  hv_comm_size(comm, &size);
+  if (ddp_test_init(&argc, &argv, &comm, &rank, &size)) return 2;
   if (B % (2 * size) != 0) {
     fprintf(stderr, "run with 1, 2, 4 or 8 ranks\n");
     hv_shutdown(comm);
     return 2;
   }
-  dataset_t ds;
-  char err[512];
-  if (dataset_load_mnist(dataset_default_mnist_dir(), "train", &ds, err, sizeof err)) {
-    fprintf(stderr, "%s\n", err);
-    return 2;
-  }
-  xs = malloc(sizeof(real_t) * K * B * IMG);
-  ys = malloc(K * B);
-  int idx[K * B];
-  for (int i = 0; i < K * B; i++) idx[i] = i;
-  const batch_transform_t t = {.mean = mnist_mean, .std = mnist_std};
-  batch_fill(&ds, idx, K * B, &t, NULL, xs, ys);
-  dataset_free(&ds);
+  if (ddp_test_mnist(K * B, &xs, &ys)) return 2;
 
   model_t *ref = run_ref(0, 1);
   ddp_config_t small = {.first_bucket_bytes = 4096, .bucket_bytes = 32768};
   ddp_t *d;
   model_t *m = run_ddp(0, 1, &small, &d);
-  report("no BN: N x B/N vs 1 x B", max_diff(m, ref));
+  report("no BN: N x B/N vs 1 x B", ddp_test_max_diff(m, ref));
   check_identical(m);
   /* Buckets: from the end of the flat array down to 0, contiguous, >= 3 of them, the
    * first completed (and submitted) at a later layer than the last, i.e. earlier in
@@ -188,20 +159,20 @@ int main(int argc, char **argv) {
   if (size > 1) {
     never_sync = 1;
     m = run_ddp(0, 1, NULL, NULL);
-    CHECK(max_diff(m, ref) > 1000 * TOL);
+    CHECK(ddp_test_max_diff(m, ref) > 1000 * TOL);
     never_sync = 0;
     model_free(m);
   }
 
   m = run_ddp(0, 2, NULL, NULL);
-  report("no BN, accumulate 2 micro-batches", max_diff(m, ref));
+  report("no BN, accumulate 2 micro-batches", ddp_test_max_diff(m, ref));
   check_identical(m);
   model_free(m);
   model_free(ref);
 
   ref = run_ref(1, size);
   m = run_ddp(1, 1, NULL, NULL);
-  report("BN (local stats) vs 1 x N micro-batches", max_diff(m, ref));
+  report("BN (local stats) vs 1 x N micro-batches", ddp_test_max_diff(m, ref));
   check_identical(m);
   model_free(m);
   model_free(ref);
@@ -219,7 +190,7 @@ int main(int argc, char **argv) {
   ref = run_ref(1, size);
   ddp_config_t tiny = {.first_bucket_bytes = 2048, .bucket_bytes = 16384};
   m = run_ddp(1, 1, &tiny, &d);
-  report("WRN-10-1 (BN, residual) vs N micro-batches", max_diff(m, ref));
+  report("WRN-10-1 (BN, residual) vs N micro-batches", ddp_test_max_diff(m, ref));
   check_identical(m);
   CHECK(ddp_num_buckets(d) >= 4);
   ddp_free(d);

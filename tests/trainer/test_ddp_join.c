@@ -18,6 +18,7 @@
 #include "data_cifar.h"
 #include "data_mnist.h"
 #include "ddp.h"
+#include "ddp_test_util.h"
 #include "models.h"
 #include "optim.h"
 
@@ -45,19 +46,6 @@ static model_t *make_model(int batch) {
   return m;
 }
 
-static void sgd_new(sgd_t *o, model_t *m) {
-  char err[128];
-  sgd_init(o, m, 0.05, 0.9, 1e-3, 1, err, sizeof err);
-}
-
-static double max_diff(const model_t *a, const model_t *b) {
-  double d = 0, mx = 1;
-  for (size_t i = 0; i < a->n_params; i++) {
-    d = fmax(d, fabs((double)a->params[i] - b->params[i]));
-    mx = fmax(mx, fabs((double)b->params[i]));
-  }
-  return d / mx;
-}
 
 static int steps_of(int r) { return K - r < 1 ? 1 : K - r; }
 static int active_at(int s) {
@@ -71,7 +59,7 @@ static model_t *run_ref(int divide_by_all) {
   const int b = B / size;
   model_t *m = make_model(B);
   sgd_t o;
-  sgd_new(&o, m);
+  ddp_test_sgd(&o, m);
   for (int s = 0; s < steps_of(0); s++) {
     const int a = active_at(s);
     model_zero_grad(m);
@@ -108,7 +96,7 @@ static double run_ddp(const model_t *ref) {
     exit(2);
   }
   sgd_t o;
-  sgd_new(&o, m);
+  ddp_test_sgd(&o, m);
   for (int s = 0; s < steps_of(rank); s++) {
     model_zero_grad(m);
     const size_t first = (size_t)s * B + (size_t)rank * b;
@@ -121,7 +109,7 @@ static double run_ddp(const model_t *ref) {
   int last = -1;
   CHECK(ddp_join(d, &last) == 0, "rank %d: ddp_join: %s", rank, ddp_error(d));
   CHECK(last == 0, "rank %d: the last to join is rank %d, expected 0 (it ran %d steps)", rank, last, steps_of(0));
-  const double diff = max_diff(m, ref);
+  const double diff = ddp_test_max_diff(m, ref);
   check_identical(m, "after ddp_join");
   /* The optimiser's state is the caller's: the last joiner's, as its parameters. */
   CHECK(o.has_buf, "rank %d: no momentum buffer after the steps", rank);
@@ -141,30 +129,13 @@ static double run_ddp(const model_t *ref) {
 }
 
 int main(int argc, char **argv) {
-  if (hv_init(&argc, &argv, &comm) != HV_SUCCESS) {
-    fprintf(stderr, "hv_init failed: %s\n", hv_comm_last_error(NULL));
-    return 2;
-  }
-  hv_comm_rank(comm, &rank);
-  hv_comm_size(comm, &size);
+  if (ddp_test_init(&argc, &argv, &comm, &rank, &size)) return 2;
   if (B % size != 0 || size > K) {
     fprintf(stderr, "run with 1, 2 or 4 ranks\n");
     hv_shutdown(comm);
     return 2;
   }
-  dataset_t ds;
-  char err[512];
-  if (dataset_load_mnist(dataset_default_mnist_dir(), "train", &ds, err, sizeof err)) {
-    fprintf(stderr, "%s\n", err);
-    return 2;
-  }
-  xs = malloc(sizeof(real_t) * K * B * IMG);
-  ys = malloc(K * B);
-  int idx[K * B];
-  for (int i = 0; i < K * B; i++) idx[i] = i;
-  const batch_transform_t t = {.mean = mnist_mean, .std = mnist_std};
-  batch_fill(&ds, idx, K * B, &t, NULL, xs, ys);
-  dataset_free(&ds);
+  if (ddp_test_mnist(K * B, &xs, &ys)) return 2;
 
   model_t *ref = run_ref(0);
   const double diff = run_ddp(ref);
@@ -174,7 +145,7 @@ int main(int argc, char **argv) {
   /* The comparison can fail: the mean taken over all N ranks is far from it. */
   if (size > 1) {
     model_t *control = run_ref(1);
-    CHECK(max_diff(control, ref) > 1000 * TOL, "the negative control is within %.3g", max_diff(control, ref));
+    CHECK(ddp_test_max_diff(control, ref) > 1000 * TOL, "the negative control is within %.3g", ddp_test_max_diff(control, ref));
     model_free(control);
   }
   model_free(ref);

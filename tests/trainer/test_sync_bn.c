@@ -20,6 +20,7 @@
 
 #include "check.h"
 #include "ddp.h"
+#include "ddp_test_util.h"
 #include "models.h"
 #include "optim.h"
 #include "rng.h"
@@ -49,10 +50,6 @@ static model_t *make_model(int batch, uint64_t seed) {
   return m;
 }
 
-static void sgd_new(sgd_t *o, model_t *m) {
-  char err[128];
-  sgd_init(o, m, 0.05, 0.9, 1e-3, 1, err, sizeof err);
-}
 
 /* max |a[i] - ref[i]| / max |ref[i]| over n; *abs_out gets the largest absolute difference. */
 static double rel_diff(const real_t *a, const real_t *ref, size_t n, double *abs_out) {
@@ -99,8 +96,8 @@ static double run(int sync, int verbose) {
   }
   ddp_set_sync_bn(d, sync);
   sgd_t oref, o;
-  sgd_new(&oref, ref);
-  sgd_new(&o, m);
+  ddp_test_sgd(&oref, ref);
+  ddp_test_sgd(&o, m);
   worst_t out = {0, 0}, loss = {0, 0}, grad = {0, 0}, par = {0, 0}, buf = {0, 0};
   for (int s = 0; s < K; s++) {
     const size_t first = (size_t)s * B;
@@ -171,12 +168,7 @@ static void batch_of_one(int who) {
 }
 
 int main(int argc, char **argv) {
-  if (hv_init(&argc, &argv, &comm) != HV_SUCCESS) {
-    fprintf(stderr, "hv_init failed: %s\n", hv_comm_last_error(NULL));
-    return 2;
-  }
-  hv_comm_rank(comm, &rank);
-  hv_comm_size(comm, &size);
+  if (ddp_test_init(&argc, &argv, &comm, &rank, &size)) return 2;
   if (B % (2 * size) != 0) {
     fprintf(stderr, "run with 1, 2, 4 or 8 ranks\n");
     hv_shutdown(comm);
