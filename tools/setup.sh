@@ -72,7 +72,7 @@ case "$mode" in
       -DCMAKE_BUILD_TYPE=Debug -DHV_ALLOC_FAULTS=ON
     (cd "$build-asan" && ctest --output-on-failure -j2 --timeout 900 -LE "slow|cluster|long")
     configure_and_build "$build-tsan" -DHV_ENABLE_CUDA=OFF -DHV_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug \
-      -- mpi_collectives mpi_grouped mpi_comm_split mpi_join mpi_stress mpi_errors mpi_flight algo_test faults_threads test_data_cifar test_ddp mpi_soak
+      -- mpi_collectives mpi_grouped mpi_comm_split mpi_join mpi_vector mpi_stress mpi_errors mpi_flight algo_test faults_threads test_data_cifar test_ddp mpi_soak
     # The shared-memory allreduce's flags and the node's AND, ranks as threads.
     cmake --build "$build-tsan" -j2 --target shm_allreduce_test
     (cd "$build-tsan" && ctest --output-on-failure -j2 --timeout 900 -L tsan)
