@@ -23,7 +23,7 @@
 #include "autotune.h"
 
 #define SAMPLE_S 0.5
-#define SAMPLE_ROUNDS 20
+#define SAMPLE_ROUNDS 8 /* a training step may make only a few rounds: 2 s a sample at 4 a second */
 #define WARMUP 2
 #define PASSES 3 /* median3 below */
 _Static_assert(PASSES == 3, "the score is the median of three samples");
@@ -52,14 +52,32 @@ struct hv__autotune {
   FILE *log;
 };
 
+/* One tuner in the job: the world's rank 0 tunes the first communicator it is rank 0
+ * of while none is tuning (the job's, before any sub-communicator), and alone writes
+ * HV_AUTOTUNE_LOG; other communicators keep their settings. Released with it. */
+static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
+static int owner_taken;
+
 hv_result_t hv__autotune_create(hv_comm_t *comm) {
   const char *on = getenv("HV_AUTOTUNE");
   if (!on || !*on || strcmp(on, "0") == 0) return HV_SUCCESS;
   if (strcmp(on, "1") != 0)
     return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "HV_AUTOTUNE='%s' is not valid: expected 0 or 1", on);
-  if (comm->rank != 0) return HV_SUCCESS;
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  if (comm->rank != 0 || world_rank != 0) return HV_SUCCESS; /* one writer of HV_AUTOTUNE_LOG in the job */
+  pthread_mutex_lock(&owner_lock);
+  const int taken = owner_taken;
+  owner_taken = 1;
+  pthread_mutex_unlock(&owner_lock);
+  if (taken) return HV_SUCCESS;
   struct hv__autotune *t = calloc(1, sizeof *t);
-  if (!t) return hv__set_error(NULL, HV_ERR_NO_MEMORY, "autotune state");
+  if (!t) {
+    pthread_mutex_lock(&owner_lock);
+    owner_taken = 0;
+    pthread_mutex_unlock(&owner_lock);
+    return hv__set_error(NULL, HV_ERR_NO_MEMORY, "autotune state");
+  }
   const char *path = getenv("HV_AUTOTUNE_LOG");
   if (path && *path) {
     t->log = fopen(path, "w");
@@ -67,6 +85,9 @@ hv_result_t hv__autotune_create(hv_comm_t *comm) {
       hv_result_t rc = hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "HV_AUTOTUNE_LOG='%s': cannot open it: %s", path,
                                      strerror(errno));
       free(t);
+      pthread_mutex_lock(&owner_lock);
+      owner_taken = 0;
+      pthread_mutex_unlock(&owner_lock);
       return rc;
     }
     fprintf(t->log, "sample,phase,fusion_threshold_bytes,cycle_time_ms,small_allreduce_bytes,rounds,bytes,seconds,"
@@ -89,6 +110,9 @@ void hv__autotune_free(hv_comm_t *comm) {
   if (t->log) fclose(t->log);
   free(t);
   comm->autotune = NULL;
+  pthread_mutex_lock(&owner_lock);
+  owner_taken = 0;
+  pthread_mutex_unlock(&owner_lock);
 }
 
 /* The candidates of phase p around the best setting so far. */
