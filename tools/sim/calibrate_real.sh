@@ -39,17 +39,20 @@ cleanup() { [ "$UP" = 0 ] || "$C/netns-down.sh" >/dev/null 2>&1; rm -rf "$TMP"; 
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-busy() { # CPU busy percent over 2 s (all cores), from /proc/stat
+busy() { # CPU busy percent over 2 s (all cores), from /proc/stat, not counting niced work
+  # (nice 19 work, such as a build or a simulation beside the measurement, yields the cores
+  # to it); sets NICED to the niced share
   local a b; a=($(head -1 /proc/stat)); sleep 2; b=($(head -1 /proc/stat))
-  local idle=$(( (b[4] + b[5]) - (a[4] + a[5]) )) tot=0 i
+  local idle=$(( (b[4] + b[5]) - (a[4] + a[5]) )) niced=$(( b[2] - a[2] )) tot=0 i
   for i in 1 2 3 4 5 6 7 8; do tot=$(( tot + b[i] - a[i] )); done
-  echo $(( tot > 0 ? 100 * (tot - idle) / tot : 0 ))
+  NICED=$(( tot > 0 ? 100 * niced / tot : 0 ))
+  echo $(( tot > 0 ? 100 * (tot - idle - niced) / tot : 0 ))
 }
 quiet() { # wait for a quiet machine, then print a comment line saying how quiet it was
-  local waited=0 u; u=$(busy)
-  while [ "$u" -ge "$BUSY_MAX" ] && [ "$waited" -lt "$WAIT_MAX" ]; do sleep 8; waited=$((waited + 10)); u=$(busy); done
+  local waited=0 u; busy >"$TMP/busy"; u=$(cat "$TMP/busy")
+  while [ "$u" -ge "$BUSY_MAX" ] && [ "$waited" -lt "$WAIT_MAX" ]; do sleep 8; waited=$((waited + 10)); busy >"$TMP/busy"; u=$(cat "$TMP/busy"); done
   local note=; [ "$u" -lt "$BUSY_MAX" ] || note=" (NOT QUIET: went on after ${WAIT_MAX}s)"
-  echo "# $1: $(date -u +%T) load average $(cut -d' ' -f1-3 /proc/loadavg), others' CPU busy ${u}% over 2 s, waited ${waited}s$note"
+  echo "# $1: $(date -u +%T) load average $(cut -d' ' -f1-3 /proc/loadavg), others' CPU busy ${u}% over 2 s (niced work ${NICED}% more), waited ${waited}s$note"
 }
 up() { # N: (re)build an N-node emulated cluster
   [ "$UP" = 0 ] || "$C/netns-down.sh" >/dev/null 2>&1
