@@ -16,6 +16,7 @@
 #include "autotune_log.h"
 #include "hv.h"
 #include "hv_mpi.h"
+#include "test_mpi.h"
 #include "test_util.h"
 
 #define TENSORS 64
@@ -77,21 +78,14 @@ static void expect_init_fails(const char *var, const char *value, const char *te
 }
 
 int main(int argc, char **argv) {
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &R);
-  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  test_mpi_init(&argc, &argv, &R, &N);
   const char *log = argc > 1 ? argv[1] : getenv("HV_AUTOTUNE_LOG");
   if (!log || !getenv("HV_AUTOTUNE")) {
     if (R == 0) fprintf(stderr, "usage: HV_AUTOTUNE=1 HV_AUTOTUNE_LOG=LOG.csv mpirun ... mpi_autotune LOG.csv\n");
     MPI_Finalize();
     return 2;
   }
-  hv_comm_t *comm = NULL;
-  if (hv_init_from_mpi(MPI_COMM_WORLD, &comm) != HV_SUCCESS) {
-    fprintf(stderr, "rank %d: hv_init_from_mpi: %s\n", R, hv_comm_last_error(NULL));
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  hv_comm_t *comm = test_mpi_hv(R);
   float *bufs = malloc(sizeof(float) * TENSORS * COUNT);
   hv_handle_t h[TENSORS];
   long step = 0, wrong = 0;

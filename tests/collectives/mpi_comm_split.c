@@ -79,11 +79,7 @@ static void expect_error_everywhere(hv_comm_t *comm, hv_result_t rc, hv_comm_t *
 
 int main(int argc, char **argv) {
   test_mpi_init(&argc, &argv, &R, &N);
-  hv_comm_t *comm = NULL;
-  if (hv_init_from_mpi(MPI_COMM_WORLD, &comm) != HV_SUCCESS) {
-    fprintf(stderr, "rank %d: hv_init_from_mpi: %s\n", R, hv_comm_last_error(NULL));
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  hv_comm_t *comm = test_mpi_hv(R);
 
   /* Parity split, key descending: the highest world rank of each parity is rank 0. */
   hv_comm_t *par = NULL;

@@ -73,11 +73,7 @@ static void *join_thread(void *p) {
 
 int main(int argc, char **argv) {
   test_mpi_init(&argc, &argv, &R, &N);
-  hv_comm_t *comm = NULL;
-  if (hv_init_from_mpi(MPI_COMM_WORLD, &comm) != HV_SUCCESS) {
-    fprintf(stderr, "rank %d: hv_init_from_mpi: %s\n", R, hv_comm_last_error(NULL));
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  hv_comm_t *comm = test_mpi_hv(R);
 
   run_epoch(comm, 0);
   all_back(comm, "back.0");
