@@ -1,8 +1,8 @@
 /* batchnorm.c: batch norm forward (train/eval) and backward on (N, C, HW) data.
  * Sums over a channel (64*32*32 = 65536 terms in a CIFAR batch) are two-level: each
- * (n, c) row is summed in eight float lanes (vectorised; at most HW/8 terms each),
- * and the rows are added in double, so late layers' small variances keep their
- * digits without paying for a scalar double loop.
+ * (n, c) row is summed in eight float lanes (batchnorm_rows.h; vectorised, at most
+ * HW/8 terms each), and the rows are added in double, so late layers' small variances
+ * keep their digits without paying for a scalar double loop.
  * Backward (train) uses the closed form with xhat = (x - mean) * invstd, M = N*HW:
  *   dbeta = sum dy,  dgamma = sum dy*xhat,
  *   dx = gamma * invstd / M * (M*dy - dbeta - xhat*dgamma). */
@@ -10,30 +10,7 @@
 
 #include <math.h>
 
-/* Sum of p[0..n) and, when q, of p[j]*q[j]; 8 independent lanes the compiler maps to
- * vector registers, then added in double. With shift, sums (p[j] - shift) and
- * (p[j] - shift) * q[j] (q == NULL: (p[j] - shift)^2). */
-static double row_sum(const real_t *p, int n, real_t shift, const real_t *q, int square,
-                      double *second) {
-  real_t a[8] = {0}, b[8] = {0};
-  int j = 0;
-  for (; j + 8 <= n; j += 8) {
-    for (int l = 0; l < 8; l++) {
-      const real_t d = p[j + l] - shift;
-      a[l] += d;
-      b[l] += square ? d * d : (q ? d * q[j + l] : 0);
-    }
-  }
-  double sa = 0, sb = 0;
-  for (; j < n; j++) {
-    const double d = (double)p[j] - shift;
-    sa += d;
-    sb += square ? d * d : (q ? d * q[j] : 0);
-  }
-  for (int l = 0; l < 8; l++) sa += a[l], sb += b[l];
-  if (second) *second = sb;
-  return sa;
-}
+#include "batchnorm_rows.h"
 
 void batchnorm_forward_train(int n, int c, int hw, const real_t *x, const real_t *gamma,
                              const real_t *beta, real_t eps, real_t momentum,
@@ -45,7 +22,7 @@ void batchnorm_forward_train(int n, int c, int hw, const real_t *x, const real_t
 #pragma omp parallel for schedule(static) if ((double)n * hw * c > 32768)
   for (int ch = 0; ch < c; ch++) {
     double sum = 0;
-    for (int i = 0; i < n; i++) sum += row_sum(x + ((size_t)i * c + ch) * hw, hw, 0, NULL, 0, NULL);
+    for (int i = 0; i < n; i++) sum += batchnorm_row_sum(x + ((size_t)i * c + ch) * hw, hw, 0, NULL, 0, NULL);
     const double mean = sum / m;
     /* Second pass around the mean (not E[x^2] - mean^2, which cancels). The float
      * lanes subtract the float-rounded mean; the sum of deviations corrects for it. */
@@ -53,7 +30,7 @@ void batchnorm_forward_train(int n, int c, int hw, const real_t *x, const real_t
     double ss = 0, sd = 0;
     for (int i = 0; i < n; i++) {
       double sq;
-      sd += row_sum(x + ((size_t)i * c + ch) * hw, hw, fmean, NULL, 1, &sq);
+      sd += batchnorm_row_sum(x + ((size_t)i * c + ch) * hw, hw, fmean, NULL, 1, &sq);
       ss += sq;
     }
     {
@@ -110,8 +87,8 @@ void batchnorm_backward(int n, int c, int hw, int train, const real_t *x, const 
     for (int i = 0; i < n; i++) {
       const real_t *p = x + ((size_t)i * c + ch) * hw, *g = dy + ((size_t)i * c + ch) * hw;
       double sx;
-      sdy += row_sum(g, hw, 0, NULL, 0, NULL);
-      row_sum(p, hw, fmean, g, 0, &sx); /* sum (x - fmean) * dy */
+      sdy += batchnorm_row_sum(g, hw, 0, NULL, 0, NULL);
+      batchnorm_row_sum(p, hw, fmean, g, 0, &sx); /* sum (x - fmean) * dy */
       sdyx += sx;
     }
     /* fmean is the float copy of the saved mean: the same value in both builds. */

@@ -14,44 +14,11 @@
 #include "batchnorm.h"
 
 #include <math.h>
-#include <string.h>
 
+#include "batchnorm_rows.h"
 #include "layout_blocked.h"
 
 #define B CHANNEL_BLOCK
-
-/* Sums of a block row p (hw positions x B channels), per channel, as row_sum in
- * batchnorm.c does for one channel: of (p - shift) and, with square, of its square,
- * or, with q, of (p - shift) * q. shift may be NULL (0); sa or sb may be NULL. */
-static inline void block_row_sums(const real_t *p, int hw, const real_t *shift, const real_t *q, int square,
-                                  double *sa, double *sb) {
-  const int full = hw / 8 * 8;
-  /* One pass over the row, eight positions (cache lines) at a time, position l of each
-   * eight into lane l: lane l adds the same values in the same order as a pass of its
-   * own over j = l, l + 8, ... would (the bits of batchnorm.c), and the row is read once,
-   * in order, with the 2 x 8 lanes of 16 channels in vector registers. */
-  real_t a[8][B] = {{0}}, b[8][B] = {{0}};
-  for (int j0 = 0; j0 < full; j0 += 8)
-    for (int l = 0; l < 8; l++) {
-      const real_t *pj = p + (size_t)(j0 + l) * B, *qj = q ? q + (size_t)(j0 + l) * B : NULL;
-      for (int k = 0; k < B; k++) {
-        const real_t d = pj[k] - (shift ? shift[k] : 0);
-        a[l][k] += d;
-        b[l][k] += square ? d * d : (q ? d * qj[k] : 0);
-      }
-    }
-  double da[B] = {0}, db[B] = {0};
-  for (int j = full; j < hw; j++)
-    for (int k = 0; k < B; k++) {
-      const double d = (double)p[(size_t)j * B + k] - (shift ? shift[k] : 0);
-      da[k] += d;
-      db[k] += square ? d * d : (q ? d * q[(size_t)j * B + k] : 0);
-    }
-  for (int l = 0; l < 8; l++)
-    for (int k = 0; k < B; k++) da[k] += a[l][k], db[k] += b[l][k];
-  if (sa) memcpy(sa, da, sizeof da);
-  if (sb) memcpy(sb, db, sizeof db);
-}
 
 size_t batchnorm_blocked_scratch(int n, int c) { return 2 * (size_t)n * c + 3 * (size_t)c; }
 
@@ -105,7 +72,7 @@ void batchnorm_forward_train_blocked(int n, int c, int hw, const real_t *x, cons
   const double m = (double)n * hw;
   bn_scratch_t t = split(scratch, n, c);
 #pragma omp parallel for schedule(static) PARALLEL_IF(rows)
-  for (int r = 0; r < rows; r++) block_row_sums(ROW(x, r), hw, NULL, NULL, 0, t.s1 + AT(r), NULL);
+  for (int r = 0; r < rows; r++) batchnorm_block_row_sums(ROW(x, r), hw, NULL, NULL, 0, t.s1 + AT(r), NULL);
   for (int ch = 0; ch < c; ch++) {
     t.chan[ch] = sum_images(t.s1, n, c, ch) / m;
     save_mean[ch] = (real_t)t.chan[ch]; /* the float mean the second pass subtracts */
@@ -113,7 +80,7 @@ void batchnorm_forward_train_blocked(int n, int c, int hw, const real_t *x, cons
   /* Second pass around the mean, as batchnorm.c (sums of deviations, then squares). */
 #pragma omp parallel for schedule(static) PARALLEL_IF(rows)
   for (int r = 0; r < rows; r++)
-    block_row_sums(ROW(x, r), hw, save_mean + (r % blocks) * B, NULL, 1, t.s1 + AT(r), t.s2 + AT(r));
+    batchnorm_block_row_sums(ROW(x, r), hw, save_mean + (r % blocks) * B, NULL, 1, t.s1 + AT(r), t.s2 + AT(r));
   for (int ch = 0; ch < c; ch++) {
     const double mean = t.chan[ch], sd = sum_images(t.s1, n, c, ch);
     double ss = sum_images(t.s2, n, c, ch);
@@ -157,8 +124,8 @@ void batchnorm_backward_blocked(int n, int c, int hw, int train, const real_t *x
   /* save_mean holds the float mean: the fmean of batchnorm.c. */
 #pragma omp parallel for schedule(static) PARALLEL_IF(rows)
   for (int r = 0; r < rows; r++) {
-    block_row_sums(ROW(dy, r), hw, NULL, NULL, 0, t.s1 + AT(r), NULL);
-    block_row_sums(ROW(x, r), hw, save_mean + (r % blocks) * B, ROW(dy, r), 0, NULL, t.s2 + AT(r));
+    batchnorm_block_row_sums(ROW(dy, r), hw, NULL, NULL, 0, t.s1 + AT(r), NULL);
+    batchnorm_block_row_sums(ROW(x, r), hw, save_mean + (r % blocks) * B, ROW(dy, r), 0, NULL, t.s2 + AT(r));
   }
   real_t *coef_c = (real_t *)t.chan; /* the third coefficient, once chan is free */
   for (int ch = 0; ch < c; ch++) {

@@ -1,26 +1,59 @@
 /* batchnorm_sync.c: SyncBatchNorm on the CPU (batchnorm_sync.h). The local sums are
- * plain double sums per channel (images in order, positions in order); the processes'
- * sums are added by the caller's reduce, so the result equals one process's over all
- * images up to the association of those sums. Three reductions per layer and step,
- * each of O(C) doubles, as torch.nn.SyncBatchNorm (which allreduces mean and invstd
- * with counts forward, sum_dy and sum_dy_xmu backward):
+ * batchnorm_rows.h's row sums (float lanes per (image, channel) row, the rows added in
+ * double in image order), the very sums of batchnorm.c and batchnorm_blocked.c, so a
+ * row sums to the same bits whichever process holds its image; the processes' sums
+ * are added by the caller's reduce, so the result equals one process's BatchNorm over
+ * all images up to the association of those double sums over the processes: on
+ * WRN-10-1 in float32 the same forward outputs to the bit (tests/trainer/test_sync_bn.c;
+ * issue #24: scalar double sums here, against BatchNorm's float lanes, missed them by
+ * 1.4e-6). Three reductions per layer and step, each of O(C) doubles, as
+ * torch.nn.SyncBatchNorm (which allreduces mean and invstd with counts forward, sum_dy
+ * and sum_dy_xmu backward):
  *   forward 1: sum x per channel, the value count, the processes with one image;
  *   forward 2: sum (x - fmean) and (x - fmean)^2 around the global mean (two passes, as
  *              batchnorm.c, so the variance does not cancel);
  *   backward: sum dy, sum (x - fmean) * dy per channel and the count.
+ * The coefficients and element-wise passes are batchnorm.c's, operation for operation.
  * Element (i, ch, j) of a block-B layout is at ((i * C/B + ch/B) * HW + j) * B + ch%B;
- * NCHW is B = 1. */
+ * NCHW is B = 1 (a row of one channel), else B = CHANNEL_BLOCK. */
 #include "batchnorm_sync.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "batchnorm_rows.h"
+
 size_t batchnorm_sync_scratch(int c) { return 5 * (size_t)c + 2; }
 
 /* Per channel: a[ch] += sum (x - shift[ch]) and, when b, b[ch] += sum (x - shift)^2
- * (square) or sum (x - shift) * q. shift may be NULL (0). */
+ * (square) or sum (x - shift) * q, row by row in image order. shift may be NULL (0). */
 static void channel_sums(int n, int c, int hw, int block, const real_t *x, const real_t *shift, const real_t *q,
                          int square, double *a, double *b) {
+  const int blocks = c / block;
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < blocks; k++) {
+      const size_t row = ((size_t)i * blocks + k) * hw * block;
+      const int ch = k * block;
+      if (block == 1) {
+        double second = 0;
+        a[ch] += batchnorm_row_sum(x + row, hw, shift ? shift[ch] : 0, q ? q + row : NULL, square, &second);
+        if (b) b[ch] += second;
+      } else {
+        double sa[CHANNEL_BLOCK], sb[CHANNEL_BLOCK];
+        batchnorm_block_row_sums(x + row, hw, shift ? shift + ch : NULL, q ? q + row : NULL, square, sa, sb);
+        for (int l = 0; l < CHANNEL_BLOCK; l++) {
+          a[ch + l] += sa[l];
+          if (b) b[ch + l] += sb[l];
+        }
+      }
+    }
+}
+
+/* Element-wise, with per-channel coefficients held as doubles of float values:
+ * out = ca * u + cb * (v - shift) + cc (the cb term only when v), written, or added
+ * unless write. In real_t, in batchnorm.c's order of operations. */
+static void affine_rows(int n, int c, int hw, int block, const double *ca, const real_t *u, const double *cb,
+                        const real_t *v, const real_t *shift, const double *cc, real_t *out, int write) {
   const int blocks = c / block;
   for (int i = 0; i < n; i++)
     for (int k = 0; k < blocks; k++) {
@@ -29,9 +62,9 @@ static void channel_sums(int n, int c, int hw, int block, const real_t *x, const
         for (int l = 0; l < block; l++) {
           const int ch = k * block + l;
           const size_t at = row + (size_t)j * block + l;
-          const double d = (double)x[at] - (shift ? shift[ch] : 0);
-          a[ch] += d;
-          if (b) b[ch] += square ? d * d : d * q[at];
+          const real_t t = v ? (real_t)ca[ch] * u[at] + (real_t)cb[ch] * (v[at] - shift[ch]) + (real_t)cc[ch]
+                             : (real_t)ca[ch] * u[at] + (real_t)cc[ch];
+          out[at] = write ? t : out[at] + t;
         }
     }
 }
@@ -69,17 +102,7 @@ int batchnorm_forward_train_sync(int n, int c, int hw, int block, const real_t *
     ca[ch] = (real_t)(gamma[ch] * invstd);
     cb[ch] = (real_t)(beta[ch] - mean * gamma[ch] * invstd);
   }
-  const int blocks = c / block;
-  for (int i = 0; i < n; i++)
-    for (int k = 0; k < blocks; k++) {
-      const size_t row = ((size_t)i * blocks + k) * hw * block;
-      for (int j = 0; j < hw; j++)
-        for (int l = 0; l < block; l++) {
-          const int ch = k * block + l;
-          const size_t at = row + (size_t)j * block + l;
-          y[at] = (real_t)ca[ch] * x[at] + (real_t)cb[ch];
-        }
-    }
+  affine_rows(n, c, hw, block, ca, x, NULL, NULL, NULL, cb, y, 1);
   return 0;
 }
 
@@ -113,17 +136,6 @@ int batchnorm_backward_sync(int n, int c, int hw, int block, const real_t *x, co
     cb[ch] = (real_t)(-scale * k2);
     cc[ch] = (real_t)(-scale * k1);
   }
-  const int blocks = c / block;
-  for (int i = 0; i < n; i++)
-    for (int k = 0; k < blocks; k++) {
-      const size_t row = ((size_t)i * blocks + k) * hw * block;
-      for (int j = 0; j < hw; j++)
-        for (int l = 0; l < block; l++) {
-          const int ch = k * block + l;
-          const size_t at = row + (size_t)j * block + l;
-          const real_t v = (real_t)ca[ch] * dy[at] + (real_t)cb[ch] * (x[at] - save_mean[ch]) + (real_t)cc[ch];
-          dx[at] = dx_write ? v : dx[at] + v;
-        }
-    }
+  affine_rows(n, c, hw, block, ca, dy, cb, x, save_mean, cc, dx, dx_write);
   return 0;
 }

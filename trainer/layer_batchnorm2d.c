@@ -12,23 +12,9 @@
 
 #include "batchnorm.h"
 #include "batchnorm_sync.h"
+#include "layer_bn_sync.h"
 #include "layout_blocked.h"
 #include "model_internal.h"
-
-/* The reduce callback of batchnorm_sync.h over the model's model_bn_sync_t: names the
- * collective after the layer and keeps the error for the layer's message. */
-typedef struct sync_ctx {
-  layer_t *l;
-  model_t *m;
-  char err[200];
-} sync_ctx_t;
-
-static int sync_reduce(void *p, const char *what, double *v, size_t n) {
-  sync_ctx_t *s = p;
-  char name[96];
-  snprintf(name, sizeof name, "syncbn/%s/%s", s->l->name, what);
-  return s->m->bn_sync.allreduce_sum(s->m->bn_sync.ctx, name, v, n, s->err, sizeof s->err);
-}
 
 __attribute__((format(printf, 3, 4))) static void sync_failed(layer_t *l, model_t *m, const char *fmt, ...) {
   if (m->failed) return;
@@ -53,12 +39,12 @@ static void bn_forward_sync(layer_t *l, model_t *m) {
   real_t *buf = m->buffers + l->buf_off;
   double *scratch = sync_scratch(l, m);
   if (!scratch) return;
-  sync_ctx_t ctx = {l, m, ""};
+  bn_sync_ctx_t ctx = {l, m, ""};
   int ones = 0;
   const int rc = batchnorm_forward_train_sync(m->batch, l->c, l->h * l->w, l->blocked ? CHANNEL_BLOCK : 1,
                                               model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l), l->eps,
                                               l->bn_momentum, buf, buf + l->c, l->save, l->save + l->c, l->out,
-                                              scratch, sync_reduce, &ctx, &ones);
+                                              scratch, bn_sync_reduce, &ctx, &ones);
   if (rc == -1) sync_failed(l, m, "allreduce of the statistics failed: %s", ctx.err);
   if (rc == -2)
     sync_failed(l, m,
@@ -112,10 +98,10 @@ static void bn_backward(layer_t *l, model_t *m) {
     if (m->failed) return; /* an earlier layer's reduction failed: no more collectives */
     double *scratch = sync_scratch(l, m);
     if (!scratch) return;
-    sync_ctx_t ctx = {l, m, ""};
+    bn_sync_ctx_t ctx = {l, m, ""};
     if (batchnorm_backward_sync(m->batch, l->c, l->h * l->w, l->blocked ? CHANNEL_BLOCK : 1, model_src(m, l->in[0]),
                                 l->dout, layer_w(m, l), l->save, l->save + l->c, dx, l->dx_overwrite, layer_dw(m, l),
-                                layer_db(m, l), scratch, sync_reduce, &ctx))
+                                layer_db(m, l), scratch, bn_sync_reduce, &ctx))
       sync_failed(l, m, "allreduce of the gradient sums failed: %s", ctx.err);
     return;
   }

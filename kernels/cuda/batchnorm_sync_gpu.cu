@@ -1,8 +1,10 @@
 /* batchnorm_sync_gpu.cu: SyncBatchNorm's kernels on the GPU (batchnorm_sync_gpu.h),
- * step for step the CPU's kernels/batchnorm_sync.c: per-channel double sums (one
- * block per channel, a tree in shared memory), the reduction over the processes,
- * per-channel statistics and coefficients (one thread per channel, the CPU's
- * formulas), then the element-wise pass. */
+ * step for step the CPU's kernels/batchnorm_sync.c but for the per-channel sums: here
+ * double sums (one block per channel, a tree in shared memory), where the CPU sums each
+ * row as its BatchNorm does (batchnorm_rows.h) to agree with it within 1e-6; the GPU's
+ * BatchNorm is cuDNN's, whose order no kernel here could follow, so the GPU keeps the
+ * more precise sums. Then the reduction over the processes, per-channel statistics and
+ * coefficients (one thread per channel, the CPU's formulas), the element-wise pass. */
 #include <cuda_runtime.h>
 #include <math.h>
 

@@ -13,28 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autotune_log.h"
 #include "hv.h"
 #include "hv_mpi.h"
+#include "test_mpi.h"
 #include "test_util.h"
 
 #define TENSORS 64
 #define COUNT 4096 /* 64 x 16 KiB = 1 MiB a step: the 256 KiB threshold splits it */
 
 static int R, N;
-
-/* 1 once rank 0's log has the chosen row (the same answer on every rank). */
-static int tuned(const char *log) {
-  int done = 0;
-  if (R == 0) {
-    FILE *f = fopen(log, "r");
-    char line[512];
-    while (f && fgets(line, sizeof line, f))
-      if (strncmp(line, "chosen,", 7) == 0) done = 1;
-    if (f) fclose(f);
-  }
-  MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  return done;
-}
 
 static void check_log(const char *log) {
   FILE *f = fopen(log, "r");
@@ -90,21 +78,14 @@ static void expect_init_fails(const char *var, const char *value, const char *te
 }
 
 int main(int argc, char **argv) {
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &R);
-  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  test_mpi_init(&argc, &argv, &R, &N);
   const char *log = argc > 1 ? argv[1] : getenv("HV_AUTOTUNE_LOG");
   if (!log || !getenv("HV_AUTOTUNE")) {
     if (R == 0) fprintf(stderr, "usage: HV_AUTOTUNE=1 HV_AUTOTUNE_LOG=LOG.csv mpirun ... mpi_autotune LOG.csv\n");
     MPI_Finalize();
     return 2;
   }
-  hv_comm_t *comm = NULL;
-  if (hv_init_from_mpi(MPI_COMM_WORLD, &comm) != HV_SUCCESS) {
-    fprintf(stderr, "rank %d: hv_init_from_mpi: %s\n", R, hv_comm_last_error(NULL));
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  hv_comm_t *comm = test_mpi_hv(R);
   float *bufs = malloc(sizeof(float) * TENSORS * COUNT);
   hv_handle_t h[TENSORS];
   long step = 0, wrong = 0;
@@ -123,10 +104,10 @@ int main(int argc, char **argv) {
       const float want = (float)((k + 1) * N * (N + 1) / 2 + N * (step % 7));
       if (bufs[k * COUNT] != want || bufs[k * COUNT + COUNT - 1] != want) wrong++;
     }
-    if (step % 50 == 49 && tuned(log)) break;
+    if (step % 50 == 49 && autotune_log_chosen(log, R)) break;
   }
   CHECK(wrong == 0, "rank %d: %ld wrong sums in %ld steps", R, wrong, step);
-  CHECK(tuned(log), "rank %d: no choice after %.0f s (%ld steps)", R, MPI_Wtime() - t0, step);
+  CHECK(autotune_log_chosen(log, R), "rank %d: no choice after %.0f s (%ld steps)", R, MPI_Wtime() - t0, step);
   CHECK_RC(hv_shutdown(comm));
   if (R == 0) check_log(log);
 

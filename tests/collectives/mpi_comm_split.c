@@ -19,6 +19,7 @@
 
 #include "hv.h"
 #include "hv_mpi.h"
+#include "test_mpi.h"
 #include "test_util.h"
 
 #define STEPS 60
@@ -77,15 +78,8 @@ static void expect_error_everywhere(hv_comm_t *comm, hv_result_t rc, hv_comm_t *
 }
 
 int main(int argc, char **argv) {
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &R);
-  MPI_Comm_size(MPI_COMM_WORLD, &N);
-  hv_comm_t *comm = NULL;
-  if (hv_init_from_mpi(MPI_COMM_WORLD, &comm) != HV_SUCCESS) {
-    fprintf(stderr, "rank %d: hv_init_from_mpi: %s\n", R, hv_comm_last_error(NULL));
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  test_mpi_init(&argc, &argv, &R, &N);
+  hv_comm_t *comm = test_mpi_hv(R);
 
   /* Parity split, key descending: the highest world rank of each parity is rank 0. */
   hv_comm_t *par = NULL;
@@ -175,9 +169,5 @@ int main(int argc, char **argv) {
     CHECK_RC(hv_shutdown(par));
   }
 
-  int total = 0;
-  MPI_Allreduce(&check_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (R == 0) printf("mpi_comm_split on %d ranks: %d checks, %d failures on all ranks\n", N, check_count, total);
-  MPI_Finalize();
-  return total ? 1 : 0;
+  return test_mpi_finish("mpi_comm_split", R, N);
 }

@@ -19,6 +19,7 @@
 
 #include "hv.h"
 #include "hv_mpi.h"
+#include "test_mpi.h"
 #include "test_util.h"
 
 static int R, N;
@@ -76,10 +77,7 @@ static void check_overflow(hv_comm_t *comm) {
 }
 
 int main(int argc, char **argv) {
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &R);
-  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  test_mpi_init(&argc, &argv, &R, &N);
   const char *algos[] = {"ring", "rd", "mpi", "hier", "shm"};
   for (int a = 0; a < 5; a++) {
     setenv("HV_ALLREDUCE_ALGO", algos[a], 1);
@@ -94,9 +92,5 @@ int main(int argc, char **argv) {
     if (a == 0) check_overflow(comm);
     hv_shutdown(comm);
   }
-  int total = 0;
-  MPI_Allreduce(&check_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (R == 0) printf("mpi_compression on %d ranks: %d checks, %d failures on all ranks\n", N, check_count, total);
-  MPI_Finalize();
-  return total ? 1 : 0;
+  return test_mpi_finish("mpi_compression", R, N);
 }

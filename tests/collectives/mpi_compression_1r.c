@@ -18,6 +18,7 @@
 
 #include "hv.h"
 #include "hv_mpi.h"
+#include "test_mpi.h"
 #include "test_util.h"
 
 static int R, N;
@@ -66,10 +67,7 @@ static double measure(hv_comm_t *comm, const char *name, hv_compression_t comp, 
 }
 
 int main(int argc, char **argv) {
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &R);
-  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  test_mpi_init(&argc, &argv, &R, &N);
   setenv("HV_COMPRESSION", "fp16-1r", 1);
   hv_comm_t *comm;
   if (hv_init_from_mpi(MPI_COMM_WORLD, &comm) != HV_SUCCESS) {
@@ -97,9 +95,5 @@ int main(int argc, char **argv) {
   if (R == 0) printf("%-12s n=%d: worst error / 1r bound = %.3f (%zu elements past it)\n", "fp16 (ring)", N, ring, bad);
   if (N >= 8) CHECK(ring > 1.0, "plain fp16 stayed within the single-rounding bound at %d ranks", N);
   hv_shutdown(comm);
-  int total = 0;
-  MPI_Allreduce(&check_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (R == 0) printf("mpi_compression_1r on %d ranks: %d failures on all ranks\n", N, total);
-  MPI_Finalize();
-  return total ? 1 : 0;
+  return test_mpi_finish("mpi_compression_1r", R, N);
 }

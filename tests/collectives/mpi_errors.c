@@ -14,6 +14,7 @@
 
 #include "hv.h"
 #include "hv_mpi.h"
+#include "test_mpi.h"
 #include "test_util.h"
 
 static int R, N;
@@ -32,10 +33,7 @@ static void still_works(hv_comm_t *comm, const char *tag) {
 }
 
 int main(int argc, char **argv) {
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &R);
-  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  test_mpi_init(&argc, &argv, &R, &N);
   /* Uneven ranks per node (2 + 1 with 3 ranks) with hierarchical forced: refused at
    * init, before any collective, with a message; accepted when the nodes are even. */
   setenv("HV_RANKS_PER_NODE", "2", 1);
@@ -165,9 +163,5 @@ int main(int argc, char **argv) {
   still_works(comm, "after.stall");
 
   CHECK_RC(hv_shutdown(comm));
-  int total = 0;
-  MPI_Allreduce(&check_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (R == 0) printf("mpi_errors on %d ranks: %d checks, %d failures on all ranks\n", N, check_count, total);
-  MPI_Finalize();
-  return total ? 1 : 0;
+  return test_mpi_finish("mpi_errors", R, N);
 }

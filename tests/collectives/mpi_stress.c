@@ -10,6 +10,7 @@
 
 #include "hv.h"
 #include "hv_mpi.h"
+#include "test_mpi.h"
 #include "test_util.h"
 
 #define NTENSORS 300
@@ -125,10 +126,7 @@ static void test_group(void) {
 }
 
 int main(int argc, char **argv) {
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &R);
-  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  test_mpi_init(&argc, &argv, &R, &N);
   setenv("HV_FUSION_THRESHOLD", "16K", 1); /* several fused batches per round */
   hv_result_t rc = hv_init_from_mpi(MPI_COMM_WORLD, &comm);
   CHECK(rc == HV_SUCCESS, "init: %s", hv_comm_last_error(NULL));
@@ -147,9 +145,5 @@ int main(int argc, char **argv) {
     test_group();
   }
   CHECK_RC(hv_shutdown(comm));
-  int total = 0;
-  MPI_Allreduce(&check_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (R == 0) printf("mpi_stress on %d ranks: %d checks, %d failures on all ranks\n", N, check_count, total);
-  MPI_Finalize();
-  return total ? 1 : 0;
+  return test_mpi_finish("mpi_stress", R, N);
 }

@@ -14,6 +14,7 @@
 
 #include "hv.h"
 #include "hv_mpi.h"
+#include "test_mpi.h"
 #include "test_util.h"
 
 static int R, N;
@@ -166,10 +167,7 @@ static void test_sendrecv(hv_comm_t *comm) {
 }
 
 int main(int argc, char **argv) {
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &R);
-  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  test_mpi_init(&argc, &argv, &R, &N);
   hv_comm_t *comm;
   if (N > 16 || hv_init_from_mpi(MPI_COMM_WORLD, &comm) != HV_SUCCESS) {
     fprintf(stderr, "init failed (at most 16 ranks): %s\n", hv_comm_last_error(NULL));
@@ -197,9 +195,5 @@ int main(int argc, char **argv) {
   test_gather(comm, 0, 1, 1);
   if (N > 1) test_sendrecv(comm);
   CHECK_RC(hv_shutdown(comm));
-  int total = 0;
-  MPI_Allreduce(&check_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (R == 0) printf("mpi_vector on %d ranks: %d checks, %d failures on all ranks\n", N, check_count, total);
-  MPI_Finalize();
-  return total ? 1 : 0;
+  return test_mpi_finish("mpi_vector", R, N);
 }

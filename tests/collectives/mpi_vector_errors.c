@@ -25,6 +25,7 @@
 
 #include "hv.h"
 #include "hv_mpi.h"
+#include "test_mpi.h"
 #include "test_util.h"
 
 static int R, N;
@@ -41,10 +42,7 @@ static int expect(hv_comm_t *comm, hv_result_t rc, hv_result_t want, const char 
 }
 
 int main(int argc, char **argv) {
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &R);
-  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  test_mpi_init(&argc, &argv, &R, &N);
   const char *mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "p2p_no_recv")) {
     setenv("HV_STALL_CHECK_TIME", "1", 1);

@@ -15,6 +15,7 @@
 #include "hv.h"
 #include "hv_mpi.h"
 #include "staged_allreduce.h"
+#include "test_mpi.h"
 #include "test_util.h"
 
 static int R, N;
@@ -58,10 +59,7 @@ static hv_result_t to_buffer(void *ctx, int slot, void *dst, const void *host, s
 static hv_result_t to_buffer_wait(void *ctx, int slot) { return finish(&((deferred_t *)ctx)->out[slot]); }
 
 int main(int argc, char **argv) {
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &R);
-  MPI_Comm_size(MPI_COMM_WORLD, &N);
+  test_mpi_init(&argc, &argv, &R, &N);
   hv_comm_t *comm = NULL;
   CHECK_RC(hv_init_from_mpi(MPI_COMM_WORLD, &comm));
   test_comm = comm;
@@ -101,9 +99,5 @@ int main(int argc, char **argv) {
       }
   MPI_Comm_free(&mpi);
   CHECK_RC(hv_shutdown(comm));
-  int total = 0;
-  MPI_Allreduce(&check_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (R == 0) printf("staged_allreduce_host on %d ranks: %d checks on rank 0, %d failures on all ranks\n", N, check_count, total);
-  MPI_Finalize();
-  return total ? 1 : 0;
+  return test_mpi_finish("staged_allreduce_host", R, N);
 }

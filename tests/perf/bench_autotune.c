@@ -11,21 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autotune_log.h"
 #include "hv.h"
 #include "hv_mpi.h"
-
-static int chosen(const char *log, int rank) {
-  int done = 0;
-  if (rank == 0 && log) {
-    FILE *f = fopen(log, "r");
-    char line[512];
-    while (f && fgets(line, sizeof line, f))
-      if (strncmp(line, "chosen,", 7) == 0) done = 1;
-    if (f) fclose(f);
-  }
-  MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  return done;
-}
 
 static void step(hv_comm_t *comm, float *bufs, hv_handle_t *h, int k, size_t count) {
   hv_group_start(comm);
@@ -65,7 +53,7 @@ int main(int argc, char **argv) {
   for (long s = 0;; s++) {
     step(comm, bufs, h, k, count);
     if (s % 20 == 19) {
-      int over = autotune ? chosen(log, rank) || MPI_Wtime() - t0 > 300 : MPI_Wtime() - t0 > 1.0;
+      int over = autotune ? autotune_log_chosen(log, rank) || MPI_Wtime() - t0 > 300 : MPI_Wtime() - t0 > 1.0;
       MPI_Bcast(&over, 1, MPI_INT, 0, MPI_COMM_WORLD);
       if (over) break;
     }

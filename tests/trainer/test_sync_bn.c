@@ -3,12 +3,19 @@
  * its B/R images of each global batch with SyncBatchNorm through hv, and also a
  * single-process reference with plain batch norm on the whole B images; for K steps it
  * compares the forward output (its rows of the reference's), the loss (summed over
- * ranks), the gradients of every parameter (after DDP's average) and, at the end, the
- * parameters and the running statistics (every rank's, synchronised by SyncBatchNorm).
- * Bound: max |a - ref| <= TOL * max |ref| per array; the sums differ only in their
- * association over the ranks (float64), and in float32 the reference's batch norm sums
- * in float lanes. The negative control: the same DDP without SyncBatchNorm misses the
- * gradients by far more than the bound.
+ * ranks), the gradients of every parameter (after DDP's average), the parameters after
+ * each SGD step and, at the end, the running statistics (every rank's, synchronised by
+ * SyncBatchNorm). Bound: max |a - ref| <= TOL * max |ref| per array.
+ *
+ * Each step starts from the reference's parameters and momentum (issue #24's 1e-6 in
+ * float32): both batch norms sum each (image, channel) row the same way
+ * (kernels/batchnorm_rows.h) and differ only in how the ranks' double sums associate,
+ * so the forward outputs agree to the bit or nearly; what remains is float32 in the
+ * convolutions' weight gradients (oneDNN sums a batch of B/R images, not B) and DDP's
+ * float average. Left to run free for K steps those last-bit parameter differences are
+ * amplified through the network (1.6e-6 on the outputs after 3 steps): that run is
+ * held to the looser TOL_FREE. The negative control: the same DDP without
+ * SyncBatchNorm misses the gradients by far more than the bound.
  *
  * `test_sync_bn batch1`: SyncBatchNorm with a batch of 1 image on rank 0 (then on every
  * rank): the training forward fails on every rank with a message naming the cause, and
@@ -27,8 +34,10 @@
 
 #if HV_REAL_F64
 #define TOL 1e-10
+#define TOL_FREE 1e-10
 #else
-#define TOL 1e-5
+#define TOL 1e-6
+#define TOL_FREE 1e-5
 #endif
 
 enum { B = 16, K = 3, CLASSES = 10, IC = 3, IH = 8, IW = 8 };
@@ -76,16 +85,18 @@ static double max_over_ranks(double v) {
   return v;
 }
 
-static void report(const char *what, const worst_t *w, int expect_within) {
+static void report(const char *what, const worst_t *w, double tol) {
   const double rel = max_over_ranks(w->rel), abs = max_over_ranks(w->abs);
   if (rank == 0)
-    printf("%-34s R=%d max rel diff %.3g, max abs diff %.3g (bound %.0e)\n", what, size, rel, abs, TOL);
-  if (expect_within) CHECK(rel <= TOL, "%s: rel diff %.3g > %.0e", what, rel, TOL);
+    printf("  %-34s R=%d max rel diff %.3g, max abs diff %.3g (bound %.0e)\n", what, size, rel, abs, tol);
+  CHECK(rel <= tol, "%s: rel diff %.3g > %.0e", what, rel, tol);
 }
 
-/* K steps of R ranks x B/R images (SyncBatchNorm when sync) against one process with B;
- * returns the worst gradient difference (for the negative control). */
-static double run(int sync, int verbose) {
+/* K steps of R ranks x B/R images (SyncBatchNorm when sync) against one process with B,
+ * each from the reference's parameters and momentum (each_step) or free; checks the
+ * differences against tol unless tol is 0; returns the worst gradient difference (for
+ * the negative control). */
+static double run(int sync, int each_step, double tol) {
   const int local = B / size;
   model_t *ref = make_model(B, 100), *m = make_model(local, 100 + (uint64_t)rank);
   char err[512];
@@ -101,6 +112,10 @@ static double run(int sync, int verbose) {
   worst_t out = {0, 0}, loss = {0, 0}, grad = {0, 0}, par = {0, 0}, buf = {0, 0};
   for (int s = 0; s < K; s++) {
     const size_t first = (size_t)s * B;
+    if (each_step && s > 0) {
+      memcpy(m->params, ref->params, sizeof(real_t) * m->n_params);
+      if (oref.has_buf) memcpy(o.momentum_buf, oref.momentum_buf, sizeof(real_t) * m->n_params);
+    }
     model_zero_grad(ref);
     const real_t *yr = model_forward(ref, xs + first * IMG, B, 1);
     CHECK(yr != NULL);
@@ -124,19 +139,21 @@ static double run(int sync, int verbose) {
     note(&grad, m->grads, ref->grads, m->n_params);
     sgd_step(&oref, ref);
     sgd_step(&o, m);
+    note(&par, m->params, ref->params, m->n_params);
   }
-  note(&par, m->params, ref->params, m->n_params);
   note(&buf, m->buffers, ref->buffers, m->n_buffers);
-  if (verbose) {
+  if (tol > 0) {
     int bn = 0, blocked = 0;
     for (int i = 0; i < m->n_layers; i++)
       if (m->layers[i].kind == LAYER_BATCHNORM2D) bn++, blocked += m->layers[i].blocked;
-    if (rank == 0) printf("%s, %d batch-norm layers, %d in the blocked layout\n", real_name(), bn, blocked);
-    report("forward outputs", &out, 1);
-    report("loss (sum over the global batch)", &loss, 1);
-    report("gradients (every parameter)", &grad, 1);
-    report("parameters after the steps", &par, 1);
-    report("running statistics", &buf, 1);
+    if (rank == 0)
+      printf("%s, %d batch-norm layers, %d in the blocked layout, %d steps %s:\n", real_name(), bn, blocked, K,
+             each_step ? "each from the reference's parameters" : "run free");
+    report("forward outputs", &out, tol);
+    report("loss (sum over the global batch)", &loss, tol);
+    report("gradients (every parameter)", &grad, tol);
+    report(each_step ? "parameters after each step" : "parameters after the steps", &par, tol);
+    report("running statistics", &buf, tol);
   }
   const double g = max_over_ranks(grad.rel);
   sgd_free(&oref);
@@ -186,11 +203,12 @@ int main(int argc, char **argv) {
     batch_of_one(0);
     batch_of_one(-1);
   } else {
-    run(1, 1);
+    run(1, 1, TOL);
+    run(1, 0, TOL_FREE);
     /* The comparison can fail: with per-rank statistics the gradients are not those
      * of the global batch. */
     if (size > 1) {
-      const double g = run(0, 0);
+      const double g = run(0, 1, 0);
       if (rank == 0) printf("without SyncBatchNorm: gradients differ by %.3g (must exceed %.0e)\n", g, 1000 * TOL);
       CHECK(g > 1000 * TOL);
     }

@@ -16,6 +16,7 @@
 #include "cudnn_ops.h"
 #include "gpu_internal.h"
 #include "half_layout.h"
+#include "layer_bn_sync.h"
 #include "model_gpu.h"
 #include "model_internal.h"
 
@@ -102,20 +103,7 @@ static void conv_bwd(layer_t *l, model_t *m) {
 }
 
 /* SyncBatchNorm (model_set_bn_sync): batchnorm_sync_gpu.h's kernels, the reductions
- * through the model's allreduce on device doubles, named after the layer. */
-typedef struct sync_ctx {
-  layer_t *l;
-  model_t *m;
-  char err[200];
-} sync_ctx_t;
-
-static int sync_reduce(void *p, const char *what, double *v, size_t n) {
-  sync_ctx_t *s = p;
-  char name[96];
-  snprintf(name, sizeof name, "syncbn/%s/%s", s->l->name, what);
-  return s->m->bn_sync.allreduce_sum(s->m->bn_sync.ctx, name, v, n, s->err, sizeof s->err);
-}
-
+ * through the model's allreduce on device doubles (layer_bn_sync.h). */
 static double *sync_scratch(layer_t *l, model_t *m) {
   if (!l->sync_scratch &&
       model_gpu_alloc((void **)&l->sync_scratch, batchnorm_sync_scratch(l->c) * sizeof(double)))
@@ -124,7 +112,7 @@ static double *sync_scratch(layer_t *l, model_t *m) {
 }
 
 /* The layer's message for a failed sync call (formatted here: precisions keep it in m->err). */
-static void sync_result(layer_t *l, model_t *m, int rc, const sync_ctx_t *ctx, int ones) {
+static void sync_result(layer_t *l, model_t *m, int rc, const bn_sync_ctx_t *ctx, int ones) {
   if (rc == 0 || m->failed) return;
   if (rc == -1)
     snprintf(m->err, sizeof m->err, "layer '%.47s' on the GPU: SyncBatchNorm: allreduce failed: %.140s", l->name,
@@ -148,11 +136,11 @@ static void bn_fwd_sync(layer_t *l, model_t *m) {
   double *scratch = sync_scratch(l, m);
   if (!scratch) return;
   real_t *buf = m->buffers + l->buf_off;
-  sync_ctx_t ctx = {l, m, ""};
+  bn_sync_ctx_t ctx = {l, m, ""};
   int ones = 0;
   const int rc = gpu_batchnorm_forward_train_sync(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
                                                   layer_b(m, l), l->eps, l->bn_momentum, buf, buf + l->c, l->save,
-                                                  l->save + l->c, l->out, scratch, sync_reduce, &ctx, &ones, NULL);
+                                                  l->save + l->c, l->out, scratch, bn_sync_reduce, &ctx, &ones, NULL);
   sync_result(l, m, rc, &ctx, ones);
 }
 
@@ -160,10 +148,10 @@ static void bn_bwd_sync(layer_t *l, model_t *m) {
   if (m->failed) return; /* an earlier layer's reduction failed: no more collectives */
   double *scratch = sync_scratch(l, m);
   if (!scratch) return;
-  sync_ctx_t ctx = {l, m, ""};
+  bn_sync_ctx_t ctx = {l, m, ""};
   const int rc = gpu_batchnorm_backward_sync(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), l->dout,
                                              layer_w(m, l), l->save, l->save + l->c, dsrc_or_null(l, m, 0), 0,
-                                             layer_dw(m, l), layer_db(m, l), scratch, sync_reduce, &ctx, NULL);
+                                             layer_dw(m, l), layer_db(m, l), scratch, bn_sync_reduce, &ctx, NULL);
   sync_result(l, m, rc, &ctx, 0);
 }
 
