@@ -34,6 +34,11 @@ Writes (SimGrid platform version 4.1, one compact <cluster> per file):
       node link half duplex (SHARED): real Open MPI over TCP serialises the two directions
       when the same two processes exchange both ways at once (2 nodes x 1 rank), so that
       variant is the one that matches such exchanges; see README.md.
+  netns-{2,4}n-1g-pair.xml
+      The same cluster with the turn-taking per pair of nodes: every message from a to b
+      crosses a's link up, a link of the pair {a, b} shared by both directions, and b's
+      link down (explicit routes). Two nodes sending to each other share one rate, as
+      measured; a ring, which uses each pair in one direction, keeps the full rate.
 
 Run the platforms with e.g.
     smpirun -np 1024 -platform tools/sim/platforms/fattree-1024n-100g.xml \
@@ -102,6 +107,35 @@ def netns_xml(nodes, a, half=False):
                             a.netns_local_bw, a.netns_local_lat))
 
 
+def netns_pair_xml(nodes, a):
+    comment = ("emulated cluster of tests/cluster, netns-up.sh %d 1gbit, with the two directions between "
+               "two nodes sharing one rate (Open MPI's TCP BTL takes turns when two processes exchange "
+               "both ways at once, measured in tools/sim/README.md): node links %s / %s full duplex, a "
+               "shared %s link per pair of nodes on every route between them; loopback %s / %s"
+               % (nodes, a.netns_bw, a.netns_lat, a.netns_bw, a.netns_local_bw, a.netns_local_lat))
+    out = ['  <zone id="netns" routing="Full">\n']
+    for i in range(nodes):
+        out.append('    <host id="hvn%d" speed="10Gf"/>\n' % i)
+    for i in range(nodes):
+        out.append('    <link id="hvn%d-link" bandwidth="%s" latency="%s" sharing_policy="SPLITDUPLEX"/>\n'
+                   % (i, a.netns_bw, a.netns_lat))
+        out.append('    <link id="hvn%d-loopback" bandwidth="%s" latency="%s" sharing_policy="FATPIPE"/>\n'
+                   % (i, a.netns_local_bw, a.netns_local_lat))
+    for i in range(nodes):
+        for j in range(i + 1, nodes):
+            out.append('    <link id="pair-%d-%d" bandwidth="%s" latency="0us" sharing_policy="SHARED"/>\n'
+                       % (i, j, a.netns_bw))
+    for i in range(nodes):
+        out.append('    <route src="hvn%d" dst="hvn%d"><link_ctn id="hvn%d-loopback"/></route>\n' % (i, i, i))
+        for j in range(nodes):
+            if i != j:
+                out.append('    <route src="hvn%d" dst="hvn%d" symmetrical="NO"><link_ctn id="hvn%d-link" '
+                           'direction="UP"/><link_ctn id="pair-%d-%d"/><link_ctn id="hvn%d-link" '
+                           'direction="DOWN"/></route>\n' % (i, j, i, min(i, j), max(i, j), j))
+    out.append("  </zone>\n</platform>\n")
+    return HEADER.format(comment=comment) + "".join(out)
+
+
 def hostfile(prefix, nodes, ppn):
     return "".join("%s%d\n" % (prefix, i) for i in range(nodes) for _ in range(ppn))
 
@@ -128,6 +162,7 @@ def main(argv):
     for nodes in NETNS_NODES:
         files["netns-%dn-1g.xml" % nodes] = netns_xml(nodes, a)
         files["netns-%dn-1g-half.xml" % nodes] = netns_xml(nodes, a, half=True)
+        files["netns-%dn-1g-pair.xml" % nodes] = netns_pair_xml(nodes, a)
         for ppn in NETNS_PPNS:
             files["hosts-netns-%dn-%dppn.txt" % (nodes, ppn)] = hostfile("hvn", nodes, ppn)
     total = 0
