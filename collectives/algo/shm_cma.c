@@ -48,9 +48,9 @@ hv_result_t hv__shm_cma_probe(hv__shm_t *shm, const hv__algo_host_t *host, MPI_C
   if (why_len) why[0] = '\0';
   shm->cma = 0;
   if (!want) return HV_SUCCESS; /* the same setting on every rank: nothing to agree on */
-  /* volatile: its value must be in memory when a peer reads it. */
-  static volatile uint64_t word;
-  word = probe_value((long)getpid());
+  /* On this frame, which lives until every peer has read it (the allreduce below);
+   * volatile: its value must be in memory when a peer reads it. */
+  volatile uint64_t word = probe_value((long)getpid());
   uint64_t mine[2] = {(uint64_t)getpid(), (uint64_t)(uintptr_t)&word};
   const int l = shm->local_size;
   uint64_t *peers = malloc(sizeof(uint64_t) * 2 * (size_t)l);
@@ -91,8 +91,7 @@ hv_result_t hv__shm_cma_probe(hv__shm_t *shm, const hv__algo_host_t *host, MPI_C
 }
 
 void hv__shm_cma_probe_self(hv__shm_t *shm, int want) {
-  static volatile uint64_t word;
-  word = probe_value((long)getpid());
+  volatile uint64_t word = probe_value((long)getpid());
   uint64_t got = 0;
   shm->cma = want && probe_read((long)getpid(), (uint64_t)(uintptr_t)&word, &got) == 0 &&
              got == probe_value((long)getpid());
