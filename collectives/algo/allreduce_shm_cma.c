@@ -10,10 +10,11 @@
  *      address) into its half-slot and posts 2t-1;
  *   2. it waits for every flag to reach 2t-1, then, chunk by chunk, reads segment i
  *      of each peer's send buffers into scratch (one kernel copy, the chunk staying in
- *      cache) and reduces its own send buffer and the chunks, in local-rank order of
- *      the peers, into its receive buffer;
- *   3. it writes segment i of its receive buffer into every peer's receive buffer
- *      (process_vm_writev), posts 2t and waits for every flag to reach 2t.
+ *      cache), reduces its own send buffer and the chunks, in local-rank order of the
+ *      peers, into its receive buffer, and writes the reduced chunk into every peer's
+ *      receive buffer (process_vm_writev) while it is still in cache (a separate pass
+ *      over the segment after the reduction measured 8 MiB 3.1 ms instead of 1.5-1.7);
+ *   3. it posts 2t and waits for every flag to reach 2t.
  * Two flag waits, as the copying path. Why the buffers are safe to share:
  *   - a rank touches a peer's buffers only after the peer posted 2t-1 (it is in the
  *     call) and the peer returns only once every rank posted 2t (done with them), so
@@ -24,8 +25,8 @@
  * Each segment is reduced by one rank and copied by all, so every rank gets bitwise
  * the same result. Memory traffic per rank for S bytes: (l-1)/l S read from peers and
  * (l-1)/l S written to them, against twice that (copy in, read peers' slots, publish,
- * copy out) in the copying path; each call costs a system call per peer and chunk and
- * one per peer for the writes, and the kernel pins the pages it copies (a few tenths
+ * copy out) in the copying path; each call costs two system calls per peer and chunk
+ * (a read and a write), and the kernel pins the pages it copies (a few tenths
  * of a microsecond per call and page), so the copying path stays below CMA_MIN_BYTES.
  *
  * The pieces are the tensors of a fused batch (algo.h), the same counts on every rank
@@ -120,7 +121,7 @@ hv_result_t hv__allreduce_shm_cma(hv__algo_ctx_t *ctx, const hv__piece_t *p, siz
   const int l = shm->local_size, me = shm->local_rank;
   const size_t es = hv_dtype_size(dtype), chunk = CMA_CHUNK_BYTES / es;
   char *scratch;
-  HV_CHECK(hv__algo_scratch(ctx, chunk * es, (void **)&scratch));
+  HV_CHECK(hv__algo_scratch(ctx, CMA_CHUNK_BYTES, (void **)&scratch));
   const unsigned long t = ++shm->steps;
   const size_t half = (++shm->halves & 1u) * hv__shm_half_bytes(shm);
   shm->cma_runs++;
@@ -157,11 +158,12 @@ hv_result_t hv__allreduce_shm_cma(hv__algo_ctx_t *ctx, const hv__piece_t *p, siz
       reduce_chunk(p, np, at, k, scratch, es, dtype, op, first);
       first = 0;
     }
-  }
-  for (int q = 0; q < l && len; q++) {
-    if (q == me) continue;
-    const cma_table_t *peer = (const cma_table_t *)(const void *)(hv__shm_slot(shm, q) + half);
-    HV_CHECK(cma_move(ctx, peer, q, 1, p, np, a, len, es, NULL));
+    /* The reduced chunk to every peer while it is in cache. */
+    for (int q = 0; q < l; q++) {
+      if (q == me) continue;
+      const cma_table_t *peer = (const cma_table_t *)(const void *)(hv__shm_slot(shm, q) + half);
+      HV_CHECK(cma_move(ctx, peer, q, 1, p, np, at, k, es, NULL));
+    }
   }
   hv__shm_post(shm, 2 * t);
   return hv__shm_wait_all(shm, 2 * t, 0, NULL);
