@@ -32,7 +32,11 @@
  * reduction reads them and writes their receive buffers, and copies out of the slots
  * write those: the engine's packing into a fusion buffer and unpacking out of it
  * (two more passes over the whole batch, half the time of 256 fused 4 KiB tensors)
- * are not needed. A plain buffer is one piece. */
+ * are not needed. A plain buffer is one piece.
+ *
+ * Batches from 1 MiB, where the node allows cross-memory attach, go to the single-copy
+ * allreduce instead (allreduce_shm_cma.c: no copy through the slots), as one step of
+ * the same sequence of flags and halves. */
 #include <string.h>
 
 #include "algo.h"
