@@ -5,7 +5,7 @@
  *   one node with shared memory, any size      -> shm: flags instead of barriers;
  *                                                small buffers one flag wait, larger
  *                                                ones copied in and out once, from
- *                                                1 MiB a single copy through
+ *                                                2 MiB a single copy through
  *                                                process_vm_readv/writev where the
  *                                                node allows it (allreduce_shm_cma.c)
  *                                                (2 ranks, --no-engine, medians of 3:

@@ -34,7 +34,7 @@
  * (two more passes over the whole batch, half the time of 256 fused 4 KiB tensors)
  * are not needed. A plain buffer is one piece.
  *
- * Batches from 1 MiB, where the node allows cross-memory attach, go to the single-copy
+ * Batches from 2 MiB, where the node allows cross-memory attach, go to the single-copy
  * allreduce instead (allreduce_shm_cma.c: no copy through the slots), as one step of
  * the same sequence of flags and halves. */
 #include <string.h>

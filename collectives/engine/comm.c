@@ -97,7 +97,7 @@ static hv_result_t shm_set_up(hv_comm_t *comm) {
    * through the slots (slower there, never wrong); said once per node. */
   if (!first.failed && comm->shm.header && !comm->shm.cma && comm->shm.cma_off[0] && comm->local_rank == 0)
     HV_LOG(HV__LOG_INFO,
-           "no single-copy shared-memory allreduce on host %s (%s): allreduces of 64 KiB to 1 MiB copy through "
+           "no single-copy shared-memory allreduce on host %s (%s): allreduces from 2 MiB copy through "
            "shared memory instead; HV_SHM_CMA=0 skips this check",
            comm->hosts[comm->rank], comm->shm.cma_off);
   if (!first.failed) return HV_SUCCESS;

@@ -15,7 +15,7 @@
  * the node's AND (shm_and.c, the engine's negotiation) between them, sometimes twice
  * in a row.
  * --cma picks the single-copy path (allreduce_shm_cma.c, process_vm_readv/writev):
- *   auto     where auto takes it (64 KiB to 1 MiB), the counts crossing both ends;
+ *   auto     where auto takes it (from 2 MiB), the counts crossing that end;
  *   on       at every count (a rank with an empty segment, pieces, in place);
  *   off      never (HV_SHM_CMA=0): the copying path at every count, and the single-copy
  *            path must not have run;
@@ -237,9 +237,9 @@ static void run_cases(rank_env_t *env) {
     if (round % 3 != 1) check_and(env, round);
     if (round % 3 == 2) check_and(env, round + 1000); /* two in a row, as idle negotiation rounds */
   }
-  /* The single-copy path's ends (auto: 64 KiB to 1 MiB of float32): 16,383 to 16,385
-   * and 262,143 to 262,145 elements, exact sums, every placement. */
-  static const size_t ends[] = {16383, 16384, 16385, 262143, 262144, 262145};
+  /* Around the single-copy path's threshold (auto: from 2 MiB of float32, 524,288
+   * elements), and 64 KiB and 1 MiB, exact sums, every placement. */
+  static const size_t ends[] = {16384, 262144, 524287, 524288, 524289};
   for (size_t ci = 0; ci < sizeof ends / sizeof ends[0]; ci++)
     for (int placement = 0; placement < 3; placement++)
       run_case(env, &(case_spec_t){HV_FLOAT32, HV_SUM, 0, ends[ci], placement, 6});
