@@ -159,6 +159,8 @@ typedef struct hv__piece {
   char *recv;
   size_t start, count;
 } hv__piece_t;
+/* The last piece starting at or before element at (pieces are in order). */
+size_t hv__piece_at(const hv__piece_t *p, size_t n, size_t at);
 /* Whether hv__allreduce_shm_pieces can run on ctx: every rank on one node, with the
  * node's shared memory. */
 int hv__allreduce_shm_usable(const hv__algo_ctx_t *ctx);
@@ -166,6 +168,13 @@ int hv__allreduce_shm_usable(const hv__algo_ctx_t *ctx);
  * receive buffers: the fusion buffer's packing and unpacking copies are not needed. */
 hv_result_t hv__allreduce_shm_pieces(hv__algo_ctx_t *ctx, const hv__piece_t *pieces, size_t npieces,
                                      hv_dtype_t dtype, hv_op_t op);
+/* The single-copy allreduce (allreduce_shm_cma.c): whether it takes a batch of
+ * npieces pieces and bytes in all on ctx (the node allows cross-memory attach,
+ * host->shm_cma and the measured sizes), and the allreduce itself (count elements in
+ * all, more than 0). hv__allreduce_shm and hv__allreduce_shm_pieces call it. */
+int hv__allreduce_shm_cma_wanted(const hv__algo_ctx_t *ctx, size_t npieces, size_t bytes);
+hv_result_t hv__allreduce_shm_cma(hv__algo_ctx_t *ctx, const hv__piece_t *pieces, size_t npieces, size_t count,
+                                  hv_dtype_t dtype, hv_op_t op);
 /* Bitwise AND of `words` 64-bit words over the node's ranks through its shared memory
  * (shm_and.c: the engine's negotiation vector when the job is on one node), usable when
  * shm is set up and the words fit half the slots' tail. hosts: as hv__shm_wait_all's. */

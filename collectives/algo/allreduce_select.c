@@ -4,7 +4,10 @@
  * on emulated nodes, and simulated on fat trees of 16 to 1,024 nodes: the README):
  *   one node with shared memory, any size      -> shm: flags instead of barriers;
  *                                                small buffers one flag wait, larger
- *                                                ones copied in and out once
+ *                                                ones copied in and out once, from
+ *                                                2 MiB a single copy through
+ *                                                process_vm_readv/writev where the
+ *                                                node allows it (allreduce_shm_cma.c)
  *                                                (2 ranks, --no-engine, medians of 3:
  *                                                1.09x MPI at 4 KiB, 1.1-2.6x up to
  *                                                16 MiB, 4.2-4.4x at 64-256 MiB; the

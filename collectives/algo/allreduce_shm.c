@@ -32,7 +32,11 @@
  * reduction reads them and writes their receive buffers, and copies out of the slots
  * write those: the engine's packing into a fusion buffer and unpacking out of it
  * (two more passes over the whole batch, half the time of 256 fused 4 KiB tensors)
- * are not needed. A plain buffer is one piece. */
+ * are not needed. A plain buffer is one piece.
+ *
+ * Batches from 2 MiB, where the node allows cross-memory attach, go to the single-copy
+ * allreduce instead (allreduce_shm_cma.c: no copy through the slots), as one step of
+ * the same sequence of flags and halves. */
 #include <string.h>
 
 #include "algo.h"
@@ -47,8 +51,7 @@
 /* The ordered whole-step reduction's blocks (dst stays in L1 across the half-slots). */
 #define ORDERED_BLOCK_BYTES ((size_t)8 << 10)
 
-/* The last piece starting at or before element at (pieces are in order). */
-static size_t piece_at(const hv__piece_t *p, size_t n, size_t at) {
+size_t hv__piece_at(const hv__piece_t *p, size_t n, size_t at) {
   size_t lo = 0, hi = n;
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
@@ -63,7 +66,7 @@ static size_t piece_at(const hv__piece_t *p, size_t n, size_t at) {
  * buffers. */
 static void copy_pieces(char *slot, size_t base, const hv__piece_t *p, size_t n, size_t at, size_t len, size_t es,
                         int to_slot) {
-  for (size_t i = piece_at(p, n, at); len; i++) {
+  for (size_t i = hv__piece_at(p, n, at); len; i++) {
     size_t off = at - p[i].start, k = p[i].count - off < len ? p[i].count - off : len;
     if (k && to_slot) hv__shm_copy(slot + (at - base) * es, p[i].send + off * es, k * es);
     if (k && !to_slot) hv__shm_copy(p[i].recv + off * es, slot + (at - base) * es, k * es);
@@ -72,22 +75,13 @@ static void copy_pieces(char *slot, size_t base, const hv__piece_t *p, size_t n,
   }
 }
 
-/* Segment q of an n-element step over l ranks, cut at 64-byte boundaries (so no
- * cache line holds two ranks' results); the last rank also takes the tail. */
-static void step_segment(size_t n, int l, int q, size_t es, size_t *start, size_t *len) {
-  const size_t g = 64 / es, units = n / g, base = units / (size_t)l, extra = units % (size_t)l;
-  const size_t uq = (size_t)q;
-  *start = (uq * base + (uq < extra ? uq : extra)) * g;
-  *len = (base + (uq < extra)) * g + (q == l - 1 ? n % g : 0);
-}
-
 /* recv of the step's elements [done, done + n) = half-slot 0 op half-slot 1 op ... ,
  * per piece, in blocks that stay in L1 between the reductions with each half-slot. */
 static void reduce_all_ordered(hv__shm_t *shm, size_t half, const hv__piece_t *p, size_t np, size_t done, size_t n,
                                size_t es, hv_dtype_t dtype, hv_op_t op) {
   const size_t block = ORDERED_BLOCK_BYTES / es;
   const int l = shm->local_size;
-  for (size_t at = done, i = piece_at(p, np, at), stop = done + n; at < stop; i++) {
+  for (size_t at = done, i = hv__piece_at(p, np, at), stop = done + n; at < stop; i++) {
     size_t off = at - p[i].start, k = p[i].count - off < stop - at ? p[i].count - off : stop - at;
     for (size_t b = 0; b < k; b += block) {
       const size_t m = k - b < block ? k - b : block, slot_at = half + (at + b - done) * es;
@@ -116,15 +110,15 @@ static hv_result_t shm_step(hv__shm_t *shm, const hv__piece_t *p, size_t np, siz
   }
   size_t a, len, qa, qlen;
   for (int q = 0; q < l; q++) {
-    step_segment(n, l, q, es, &qa, &qlen);
+    hv__shm_line_segment(shm, n, q, es, &qa, &qlen);
     if (q != me) copy_pieces(mine, done, p, np, done + qa, qlen, es, 1);
   }
   hv__shm_post(shm, 2 * t - 1);
   HV_CHECK(hv__shm_wait_all(shm, 2 * t - 1, 0, NULL));
-  step_segment(n, l, me, es, &a, &len);
+  hv__shm_line_segment(shm, n, me, es, &a, &len);
   /* My segment, tensor by tensor: received = sent op the others' half-slots, published
    * in mine. */
-  for (size_t at = done + a, i = piece_at(p, np, at), end = at + len; at < end; i++) {
+  for (size_t at = done + a, i = hv__piece_at(p, np, at), end = at + len; at < end; i++) {
     size_t off = at - p[i].start, k = p[i].count - off < end - at ? p[i].count - off : end - at;
     if (k)
       HV_CHECK(hv__shm_reduce_segment(shm, p[i].recv + off * es, p[i].send + off * es, mine + (at - done) * es,
@@ -134,7 +128,7 @@ static hv_result_t shm_step(hv__shm_t *shm, const hv__piece_t *p, size_t np, siz
   hv__shm_post(shm, 2 * t);
   HV_CHECK(hv__shm_wait_all(shm, 2 * t, 0, NULL));
   for (int q = 0; q < l; q++) {
-    step_segment(n, l, q, es, &qa, &qlen);
+    hv__shm_line_segment(shm, n, q, es, &qa, &qlen);
     if (q != me) copy_pieces(hv__shm_slot(shm, q) + half, done, p, np, done + qa, qlen, es, 0);
   }
   return HV_SUCCESS;
@@ -145,6 +139,7 @@ static hv_result_t shm_run(hv__algo_ctx_t *ctx, const hv__piece_t *p, size_t np,
   hv__shm_t *shm = ctx->shm;
   const size_t es = hv_dtype_size(dtype), step = hv__shm_half_bytes(shm) / es;
   shm->runs++;
+  if (hv__allreduce_shm_cma_wanted(ctx, np, count * es)) return hv__allreduce_shm_cma(ctx, p, np, count, dtype, op);
   shm->flags_pending = 1; /* the last steps end without a wait: hv__shm_settle */
   for (size_t done = 0; done < count; done += step)
     HV_CHECK(shm_step(shm, p, np, done, count - done < step ? count - done : step, es, dtype, op));

@@ -16,6 +16,7 @@ void hv__algo_host_defaults(hv__algo_host_t *host) {
   host->hierarchical = -1;
   host->cross_algo = HV__ALGO_AUTO;
   host->grid_cols = 0;
+  host->shm_cma = -1;
 }
 
 hv_result_t hv__algo_host_poll(const hv__algo_host_t *host, hv__wait_watch_t *ww, double waited_us,

@@ -30,6 +30,10 @@ typedef struct hv__algo_host {
   int cross_algo;               /* the outer phase of the hierarchical (across nodes) and
                                    2-D (down columns) allreduces: an hv__algo_t, ring, rd
                                    or rab; auto: rd when small or two ranks, else ring */
+  int shm_cma;                  /* HV_SHM_CMA: the single-copy allreduce on one node
+                                   (allreduce_shm_cma.c): -1 auto (where measured to
+                                   win, when the node allows it), 0 never, 1 at every
+                                   size (tests, measurements) */
   int grid_cols;                /* the 2-D allreduce's row width (must divide the ranks);
                                    0: the largest divisor at most their square root */
   /* Called now and then by every wait on peers with the time waited so far: a result

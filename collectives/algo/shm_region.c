@@ -36,6 +36,13 @@ void hv__shm_segment(const hv__shm_t *shm, size_t n, int q, size_t *start, size_
   *len = base + ((size_t)q < extra);
 }
 
+void hv__shm_line_segment(const hv__shm_t *shm, size_t n, int q, size_t es, size_t *start, size_t *len) {
+  const size_t g = 64 / es, units = n / g, l = (size_t)shm->local_size, base = units / l, extra = units % l;
+  const size_t uq = (size_t)q;
+  *start = (uq * base + (uq < extra ? uq : extra)) * g;
+  *len = (base + (uq < extra)) * g + (uq == l - 1 ? n % g : 0);
+}
+
 size_t hv__shm_tail_bytes(const hv__shm_t *shm) { return (shm->slot_bytes / 32) & ~(size_t)127; }
 
 size_t hv__shm_half_bytes(const hv__shm_t *shm) {
@@ -149,6 +156,7 @@ void hv__shm_attach(hv__shm_t *shm, const hv__algo_host_t *host, void *memory, i
   shm->slot_bytes = (slot_bytes + 63) & ~(size_t)63;
   shm_lay_out(shm, memory);
   shm->borrowed = 1;
+  hv__shm_cma_probe_self(shm, host->shm_cma != 0);
 }
 
 /* "12.0 MiB": a size for a person to read. */
@@ -249,7 +257,7 @@ hv_result_t hv__shm_create(hv__shm_t *shm, const hv__algo_host_t *host, MPI_Comm
   }
   shm_lay_out(shm, map);
   shm->my_sense = 0;
-  return HV_SUCCESS;
+  return hv__shm_cma_probe(shm, host, local, host->shm_cma != 0, shm->cma_off, sizeof shm->cma_off);
 }
 
 void hv__shm_destroy(hv__shm_t *shm) {

@@ -53,9 +53,17 @@ typedef struct hv__shm {
   int oversubscribed;
   /* Collectives that went through the slots: proof for tests that shared memory ran. */
   unsigned long runs;
+  /* Cross-memory attach (shm_cma.c): 1 when every local rank may read and write the
+   * others' memory with process_vm_readv/writev, so the single-copy allreduce
+   * (allreduce_shm_cma.c) can run; cma_runs counts its calls (proof for tests).
+   * cma_off: why not, on local rank 0 ("" when on, or not tried: HV_SHM_CMA=0). */
+  int cma;
+  char cma_off[256];
+  unsigned long cma_runs;
 } hv__shm_t;
 
-/* Collective over the local communicator. Every page is reserved up front
+/* Collective over the local communicator; it also tries cross-memory attach
+ * (hv__shm_cma_probe) unless host->shm_cma is 0. Every page is reserved up front
  * (posix_fallocate), so a /dev/shm too small for it fails here, not with a SIGBUS at
  * the first write. On failure (no /dev/shm, too small, no memory) every local rank
  * returns HV_ERR_UNSUPPORTED and local rank 0 has the cause, with the sizes, in why
@@ -73,6 +81,10 @@ char *hv__shm_slot(const hv__shm_t *shm, int local_rank);
 /* Segment q of an n-element piece split over the local ranks (the first n % l get one
  * more): the part local rank q reduces. */
 void hv__shm_segment(const hv__shm_t *shm, size_t n, int q, size_t *start, size_t *len);
+/* Segment q of an n-element step over the local ranks, cut at 64-byte boundaries (so
+ * no cache line holds two ranks' results); the last rank also takes the tail. es:
+ * bytes per element (a divisor of 64). */
+void hv__shm_line_segment(const hv__shm_t *shm, size_t n, int q, size_t es, size_t *start, size_t *len);
 /* Bytes of half a slot (64-byte aligned): the allreduce's alternating halves, which
  * leave the slot's tail (a 32nd, 128-byte aligned) to the node's AND (shm_and.c). */
 size_t hv__shm_half_bytes(const hv__shm_t *shm);
@@ -109,6 +121,18 @@ void hv__shm_post(hv__shm_t *shm, unsigned long step);
  * is its rank in the job (one node): a long wait then names "rank Q on host H" in its
  * fault and timeout messages. */
 hv_result_t hv__shm_wait_all(hv__shm_t *shm, unsigned long step, int and_flags, const char (*hosts)[64]);
+/* Whether the local ranks may read and write each other's memory (cross-memory
+ * attach, process_vm_readv/writev), tried once by hv__shm_create: collective over
+ * local; sets
+ * shm->cma on every local rank alike. want 0: not tried (HV_SHM_CMA=0), cma 0. On a
+ * refusal (yama's ptrace_scope, a container's seccomp filter, a kernel without it)
+ * local rank 0 has the cause in why (why_len bytes); nothing fails: the allreduce then
+ * copies through the slots. */
+hv_result_t hv__shm_cma_probe(hv__shm_t *shm, const hv__algo_host_t *host, MPI_Comm local, int want, char *why,
+                              size_t why_len);
+/* The same for in-process ranks (hv__shm_attach calls it): whether this process may use the
+ * calls on itself. */
+void hv__shm_cma_probe_self(hv__shm_t *shm, int want);
 /* hv__shm_post for the AND's flag. */
 void hv__shm_post_and(hv__shm_t *shm, unsigned long step);
 

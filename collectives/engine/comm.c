@@ -93,6 +93,13 @@ static hv_result_t shm_set_up(hv_comm_t *comm) {
    * ordered by rank), which holds the cause: it tells every node. */
   struct { int failed, rank; } mine = {failed, comm->rank}, first;
   HV_MPI_CHECK(errors, MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MAXLOC, comm->mpi));
+  /* Shared memory without cross-memory attach: the single-copy allreduce's sizes copy
+   * through the slots (slower there, never wrong); said once per node. */
+  if (!first.failed && comm->shm.header && !comm->shm.cma && comm->shm.cma_off[0] && comm->local_rank == 0)
+    HV_LOG(HV__LOG_INFO,
+           "no single-copy shared-memory allreduce on host %s (%s): allreduces from 2 MiB copy through "
+           "shared memory instead; HV_SHM_CMA=0 skips this check",
+           comm->hosts[comm->rank], comm->shm.cma_off);
   if (!first.failed) return HV_SUCCESS;
   HV_MPI_CHECK(errors, MPI_Bcast(why, sizeof why, MPI_CHAR, first.rank, comm->mpi));
   hv__shm_destroy(&comm->shm);
@@ -238,6 +245,7 @@ static void host_init(hv_comm_t *comm) {
     host->link_latency_s = comm->config.link_latency_us * 1e-6;
   }
   host->hierarchical = comm->config.hierarchical;
+  host->shm_cma = comm->config.shm_cma;
   host->fault_poll = host_fault_poll;
   host->stopped_note = host_stopped_note;
   host->peer_name = host_peer_name;

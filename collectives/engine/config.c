@@ -48,6 +48,7 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
   c->ring_chunk_bytes = 1u << 20;
   c->hierarchical = -1;
   c->shm_slot_bytes = 4u << 20;
+  c->shm_cma = -1;
   c->cuda_staging_bytes = 4u << 20;
   c->cache_capacity = 1024;
   c->stall_check_s = 60;
@@ -101,6 +102,12 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
   if ((v = getenv("HV_SHM_SLOT_BYTES")) && *v)
     if (hv__parse_size(v, &c->shm_slot_bytes) || (c->shm_slot_bytes && c->shm_slot_bytes < 4096))
       BAD("HV_SHM_SLOT_BYTES", "a size of at least 4K, such as 4M, or 0 to disable shared memory");
+  if ((v = getenv("HV_SHM_CMA")) && *v) {
+    if (strcasecmp(v, "auto") == 0) c->shm_cma = -1;
+    else if (strcmp(v, "0") == 0 || strcasecmp(v, "off") == 0) c->shm_cma = 0;
+    else if (strcmp(v, "1") == 0 || strcasecmp(v, "on") == 0) c->shm_cma = 1;
+    else BAD("HV_SHM_CMA", "auto, 0 (off: copy through shared memory) or 1 (single copy at every size)");
+  }
   if ((v = getenv("HV_CUDA_STAGING_BYTES")) && *v)
     if (hv__parse_size(v, &c->cuda_staging_bytes) || c->cuda_staging_bytes < 4096)
       BAD("HV_CUDA_STAGING_BYTES", "a size of at least 4K, such as 4M");

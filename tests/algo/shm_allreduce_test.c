@@ -14,7 +14,18 @@
  * between the paths, each checked, for the halves' reuse without a closing wait, with
  * the node's AND (shm_and.c, the engine's negotiation) between them, sometimes twice
  * in a row.
+ * --cma picks the single-copy path (allreduce_shm_cma.c, process_vm_readv/writev):
+ *   auto     where auto takes it (from 2 MiB), the counts crossing that end;
+ *   on       at every count (a rank with an empty segment, pieces, in place);
+ *   off      never (HV_SHM_CMA=0): the copying path at every count, and the single-copy
+ *            path must not have run;
+ *   refused  (MPI) every rank drops CAP_SYS_PTRACE and makes itself non-dumpable
+ *            before the node's set-up, so the kernel refuses the peers' reads (as yama's
+ *            ptrace_scope or a container would): set-up must notice, say why on local
+ *            rank 0, and every count must still be exact through the copying path.
+ * With auto and on, the single-copy path must have run where the node allows it.
  * Nothing past a count may be written. Exit status 1 on any failure. */
+#include <linux/capability.h>
 #include <math.h>
 #include <mpi.h>
 #include <pthread.h>
@@ -23,6 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "algo.h"
 #include "test_util.h"
@@ -30,6 +44,9 @@
 enum { SLOT = 256 << 10, MAX_RANKS = 16, GUARD = 8 };
 
 static atomic_int checks, failures;
+/* --cma: the host's shm_cma (-1 auto, 0 off, 1 on), and whether the kernel is made to
+ * refuse (MPI only). */
+static int cma_mode = -1, cma_refused;
 #define EXPECT(cond, ...) CHECK_ATOMIC(checks, failures, cond, __VA_ARGS__)
 
 /* One rank: its context (transport and shared memory) and how it compares results
@@ -55,6 +72,7 @@ static void host_init(rank_env_t *env) {
   env->host.errors.record = record_error;
   env->host.errors.owner = env;
   env->host.timeout_s = 120;
+  env->host.shm_cma = cma_mode;
 }
 
 static uint64_t hash_bytes(const void *p, size_t n) {
@@ -197,7 +215,7 @@ static void run_cases(rank_env_t *env) {
    * segments of 16 KiB: one pass), 16,411 (segments past 32 KiB: 4 pages at a time),
    * 32,768 exactly one step, 32,769 two, 100,003 four. */
   static const size_t counts[] = {1, 3, 255, 1023, 1024, 1025, 4097, 8191, 8192, 16411, 32768, 32769, 100003};
-  const unsigned long runs = env->shm.runs;
+  const unsigned long runs = env->shm.runs, cma_runs = env->shm.cma_runs;
   for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
     for (int placement = 0; placement < 3; placement++) {
       run_case(env, &(case_spec_t){HV_FLOAT32, HV_SUM, 0, counts[ci], placement, 0});
@@ -219,7 +237,32 @@ static void run_cases(rank_env_t *env) {
     if (round % 3 != 1) check_and(env, round);
     if (round % 3 == 2) check_and(env, round + 1000); /* two in a row, as idle negotiation rounds */
   }
+  /* Around the single-copy path's threshold (auto: from 2 MiB of float32, 524,288
+   * elements), and 64 KiB and 1 MiB, exact sums, every placement. */
+  static const size_t ends[] = {16384, 262144, 524287, 524288, 524289};
+  for (size_t ci = 0; ci < sizeof ends / sizeof ends[0]; ci++)
+    for (int placement = 0; placement < 3; placement++)
+      run_case(env, &(case_spec_t){HV_FLOAT32, HV_SUM, 0, ends[ci], placement, 6});
   EXPECT(env->shm.runs > runs, "rank %d: the allreduce never ran in shared memory", env->rank);
+  if (cma_mode == 0 || cma_refused)
+    EXPECT(env->shm.cma_runs == cma_runs && !env->shm.cma, "rank %d: the single-copy path was on (ran %lu times)",
+           env->rank, env->shm.cma_runs - cma_runs);
+  else if (env->shm.cma)
+    EXPECT(env->shm.cma_runs > cma_runs, "rank %d: the single-copy path never ran", env->rank);
+  else if (env->rank == 0)
+    printf("shm_allreduce_test: this node refuses process_vm_readv (%s): only the copying path ran\n",
+           env->shm.cma_off);
+}
+
+/* --cma refused: without CAP_SYS_PTRACE and dumpable, a process's memory is closed to
+ * its siblings' process_vm_readv, whatever yama says. */
+static int refuse_peer_access(void) {
+  struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2];
+  if (syscall(SYS_capget, &head, data) != 0) return -1;
+  data[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+  if (syscall(SYS_capset, &head, data) != 0) return -1;
+  return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
 /* ---- in-process ranks ---- */
@@ -293,8 +336,17 @@ static int run_mpi(int *argc, char ***argv) {
   MPI_Comm all;
   MPI_Comm_dup(MPI_COMM_WORLD, &all);
   EXPECT(hv__algo_ctx_init_mpi(&env->ctx, &env->host, all) == HV_SUCCESS, "context");
+  if (cma_refused) EXPECT(refuse_peer_access() == 0, "rank %d: could not drop CAP_SYS_PTRACE", env->rank);
   const int has_shm = hv__shm_create(&env->shm, &env->host, all, SLOT, NULL, 0) == HV_SUCCESS;
   EXPECT(has_shm, "rank %d: no shared memory for the node", env->rank);
+  if (has_shm && cma_refused && env->size > 1) {
+    EXPECT(!env->shm.cma, "rank %d: the node's set-up took process_vm_readv as allowed", env->rank);
+    if (env->rank == 0) {
+      EXPECT(strstr(env->shm.cma_off, "process_vm_readv") != NULL, "rank 0: no reason given: '%s'",
+             env->shm.cma_off);
+      printf("shm_allreduce_test: refused as asked: %s\n", env->shm.cma_off);
+    }
+  }
   if (has_shm) {
     env->ctx.shm = &env->shm;
     run_cases(env);
@@ -313,14 +365,25 @@ static int run_mpi(int *argc, char ***argv) {
 
 int main(int argc, char **argv) {
   const char *transport = "local";
-  int ranks = 2;
+  int ranks = 2, bad = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--transport") && i + 1 < argc) transport = argv[++i];
     else if (!strcmp(argv[i], "--ranks") && i + 1 < argc) ranks = atoi(argv[++i]);
-    else {
-      fprintf(stderr, "usage: shm_allreduce_test [--transport local|mpi] [--ranks N (local)]\n");
+    else if (!strcmp(argv[i], "--cma") && i + 1 < argc) {
+      const char *m = argv[++i];
+      cma_mode = !strcmp(m, "on") ? 1 : !strcmp(m, "off") ? 0 : -1;
+      cma_refused = !strcmp(m, "refused");
+      bad = strcmp(m, "on") && strcmp(m, "off") && strcmp(m, "auto") && !cma_refused;
+    } else bad = 1;
+    if (bad) {
+      fprintf(stderr, "usage: shm_allreduce_test [--transport local|mpi] [--ranks N (local)] "
+                      "[--cma auto|on|off|refused]\n");
       return 2;
     }
+  }
+  if (cma_refused && strcmp(transport, "mpi")) {
+    fprintf(stderr, "shm_allreduce_test: --cma refused needs --transport mpi (threads share one process)\n");
+    return 2;
   }
   if (!strcmp(transport, "mpi")) return run_mpi(&argc, &argv);
   if (strcmp(transport, "local") || ranks < 1 || ranks > MAX_RANKS) {

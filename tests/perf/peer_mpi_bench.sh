@@ -21,6 +21,8 @@
 #
 # Options:
 #   --build DIR        hv's build folder (default: build), for DIR/bin/hvbench
+#   --old-build DIR    another hv build (an earlier commit): its hv:auto runs in the same
+#                      rounds as hv:old, so a change is measured against what it replaced
 #   --impi PREFIX      Intel MPI's pip prefix (has bin/mpigcc)
 #   --oneccl PREFIX    oneCCL's pip prefix (has include/oneapi/ccl.hpp; needs --impi)
 #   --mpicc PATH       another MPI's compiler wrapper; its mpirun is taken beside it
@@ -39,11 +41,12 @@ set -euo pipefail
 
 die() { echo "peer_mpi_bench.sh: $*" >&2; exit 2; }
 
-build=build impi= oneccl= mpicc= np=2 minb=4K maxb=256M factor=4 iters=50 warm=10
+build=build old_build= impi= oneccl= mpicc= np=2 minb=4K maxb=256M factor=4 iters=50 warm=10
 tensors=1 grouped= rounds=5 in_place= keep=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift ;;
+    --old-build) old_build=$2; shift ;;
     --impi) impi=$2; shift ;;
     --oneccl) oneccl=$2; shift ;;
     --mpicc) mpicc=$2; shift ;;
@@ -65,6 +68,7 @@ while [ $# -gt 0 ]; do
 done
 hvbench=$build/bin/hvbench
 [ -x "$hvbench" ] || die "no $hvbench: build hv first (cmake --build $build --target hvbench) or give --build"
+[ -z "$old_build" ] || [ -x "$old_build/bin/hvbench" ] || die "--old-build $old_build has no bin/hvbench"
 [ -z "$impi" ] || [ -x "$impi/bin/mpigcc" ] || die "--impi $impi has no bin/mpigcc: pip install impi-rt impi-devel into it"
 [ -z "$oneccl" ] || [ -n "$impi" ] || die "--oneccl runs under Intel MPI: give --impi too"
 [ -z "$oneccl" ] || [ -f "$oneccl/include/oneapi/ccl.hpp" ] || die "--oneccl $oneccl has no include/oneapi/ccl.hpp: pip install oneccl-devel into it"
@@ -113,6 +117,12 @@ for round in $(seq "$rounds"); do
   mpirun -np "$np" "${ompi_bind[@]}" "$hvbench" allreduce "${sizes[@]}" -n "$iters" -w "$warm" --algo auto \
     --tensors "$tensors" $grouped > "$work/hv.$round.txt" 2>&1 || { cat "$work/hv.$round.txt" >&2; die "hvbench failed"; }
   hvbench_p50 < "$work/hv.$round.txt" >> "$raw"
+  if [ -n "$old_build" ]; then
+    mpirun -np "$np" "${ompi_bind[@]}" "$old_build/bin/hvbench" allreduce "${sizes[@]}" -n "$iters" -w "$warm" \
+      --algo auto --tensors "$tensors" $grouped --no-peer > "$work/old.$round.txt" 2>&1 ||
+      { cat "$work/old.$round.txt" >&2; die "the old build's hvbench failed"; }
+    hvbench_p50 < "$work/old.$round.txt" | sed 's/^hv:auto /hv:old /' >> "$raw"
+  fi
   if [ "$tensors" = 1 ]; then
     mpirun -np "$np" "${ompi_bind[@]}" "$hvbench" allreduce "${sizes[@]}" -n "$iters" -w "$warm" --algo shm \
       --no-engine --no-peer > "$work/shm.$round.txt" 2>&1 || { cat "$work/shm.$round.txt" >&2; die "hvbench --no-engine failed"; }
@@ -141,7 +151,7 @@ for line in open(raw):
     if len(f) >= 5:
         cpu.setdefault(f[0], {}).setdefault(int(f[1]), []).append(float(f[3]))
         wrong += int(f[4])
-order = [t for t in ("hv:auto", "alg:shm", "impi", "oneccl", "ompi", "mpi") if t in times]
+order = [t for t in ("hv:auto", "hv:old", "alg:shm", "impi", "oneccl", "ompi", "mpi") if t in times]
 sizes = sorted({s for t in order for s in times[t]})
 med = lambda v: statistics.median(v) if v else float("nan")
 print(f"# {np} ranks on {cores} cores{' (oversubscribed)' if np > cores else ''}, float32 sum, "
