@@ -62,6 +62,11 @@ typedef struct cma_table {
   uint64_t addr[];
 } cma_table_t;
 
+/* Local rank q's table in this step's half-slot. */
+static const cma_table_t *table_of(const hv__shm_t *shm, int q, size_t half) {
+  return (const cma_table_t *)(const void *)(hv__shm_slot(shm, q) + half);
+}
+
 int hv__allreduce_shm_cma_wanted(const hv__algo_ctx_t *ctx, size_t npieces, size_t bytes) {
   const hv__shm_t *shm = ctx->shm;
   if (!shm || !shm->cma || shm->local_size < 2 || ctx->host->shm_cma == 0) return 0;
@@ -143,7 +148,7 @@ hv_result_t hv__allreduce_shm_cma(hv__algo_ctx_t *ctx, const hv__piece_t *p, siz
   hv__shm_post(shm, 2 * t - 1);
   HV_CHECK(hv__shm_wait_all(shm, 2 * t - 1, 0, NULL));
   for (int q = 0; q < l; q++) {
-    const cma_table_t *peer = (const cma_table_t *)(const void *)(hv__shm_slot(shm, q) + half);
+    const cma_table_t *peer = table_of(shm, q, half);
     if (q != me && (peer->count != count || peer->npieces != np || peer->elem_size != es))
       return hv__fail(&ctx->host->errors, HV_ERR_INTERNAL,
                       "rank %d: the single-copy shared-memory allreduce got a batch of %zu elements in %zu pieces "
@@ -158,16 +163,14 @@ hv_result_t hv__allreduce_shm_cma(hv__algo_ctx_t *ctx, const hv__piece_t *p, siz
     int first = 1;
     for (int q = 0; q < l; q++) {
       if (q == me) continue;
-      const cma_table_t *peer = (const cma_table_t *)(const void *)(hv__shm_slot(shm, q) + half);
-      HV_CHECK(cma_move(ctx, peer, q, 0, p, np, at, k, es, scratch));
+      HV_CHECK(cma_move(ctx, table_of(shm, q, half), q, 0, p, np, at, k, es, scratch));
       reduce_chunk(p, np, at, k, scratch, es, dtype, op, first);
       first = 0;
     }
     /* The reduced chunk to every peer while it is in cache. */
     for (int q = 0; q < l; q++) {
       if (q == me) continue;
-      const cma_table_t *peer = (const cma_table_t *)(const void *)(hv__shm_slot(shm, q) + half);
-      HV_CHECK(cma_move(ctx, peer, q, 1, p, np, at, k, es, NULL));
+      HV_CHECK(cma_move(ctx, table_of(shm, q, half), q, 1, p, np, at, k, es, NULL));
     }
   }
   hv__shm_post(shm, 2 * t);
