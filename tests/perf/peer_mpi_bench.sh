@@ -106,27 +106,29 @@ peer_args=("${sizes[@]}" -n "$iters" -w "$warm" --tensors "$tensors" $in_place)
 raw=$work/raw.txt
 : > "$raw"
 # p50 of each table of an hvbench run, as "TAG SIZE P50".
+# hvbench's --csv rows, out of place: "backend size p50_us cpu_us_per_rank wrong", as
+# the peers' lines (its MPI peer is Open MPI, "ompi").
 hvbench_p50() {
-  awk '
-    /^# hv:|^# alg:|^# mpi:/ { split($2, a, ":"); t = a[1] == "mpi" ? "ompi" : $2; sub(/:$/, "", t); next }
-    t != "" && $1 ~ /^[0-9]+$/ && NF >= 17 { print t, $1, $16 }'
+  awk -F, 'NR > 1 && $10 == "out-of-place" { t = $1 == "mpi" ? "ompi" : $1; print t, $6, $14, $23, $18 }' "$1"
 }
 for round in $(seq "$rounds"); do
   load=$(cut -d' ' -f1 /proc/loadavg)
   echo "load $round $load" >> "$raw"
   mpirun -np "$np" "${ompi_bind[@]}" "$hvbench" allreduce "${sizes[@]}" -n "$iters" -w "$warm" --algo auto \
-    --tensors "$tensors" $grouped > "$work/hv.$round.txt" 2>&1 || { cat "$work/hv.$round.txt" >&2; die "hvbench failed"; }
-  hvbench_p50 < "$work/hv.$round.txt" >> "$raw"
+    --tensors "$tensors" $grouped --csv "$work/hv.$round.csv" > "$work/hv.$round.txt" 2>&1 ||
+    { cat "$work/hv.$round.txt" >&2; die "hvbench failed"; }
+  hvbench_p50 "$work/hv.$round.csv" >> "$raw"
   if [ -n "$old_build" ]; then
     mpirun -np "$np" "${ompi_bind[@]}" "$old_build/bin/hvbench" allreduce "${sizes[@]}" -n "$iters" -w "$warm" \
-      --algo auto --tensors "$tensors" $grouped --no-peer > "$work/old.$round.txt" 2>&1 ||
+      --algo auto --tensors "$tensors" $grouped --no-peer --csv "$work/old.$round.csv" > "$work/old.$round.txt" 2>&1 ||
       { cat "$work/old.$round.txt" >&2; die "the old build's hvbench failed"; }
-    hvbench_p50 < "$work/old.$round.txt" | sed 's/^hv:auto /hv:old /' >> "$raw"
+    hvbench_p50 "$work/old.$round.csv" | sed 's/^hv:auto /hv:old /' >> "$raw"
   fi
   if [ "$tensors" = 1 ]; then
     mpirun -np "$np" "${ompi_bind[@]}" "$hvbench" allreduce "${sizes[@]}" -n "$iters" -w "$warm" --algo shm \
-      --no-engine --no-peer > "$work/shm.$round.txt" 2>&1 || { cat "$work/shm.$round.txt" >&2; die "hvbench --no-engine failed"; }
-    hvbench_p50 < "$work/shm.$round.txt" >> "$raw"
+      --no-engine --no-peer --csv "$work/shm.$round.csv" > "$work/shm.$round.txt" 2>&1 ||
+      { cat "$work/shm.$round.txt" >&2; die "hvbench --no-engine failed"; }
+    hvbench_p50 "$work/shm.$round.csv" >> "$raw"
   fi
   if [ -n "$impi" ]; then
     impi_env mpirun -np "$np" "$work/peer_impi" "${peer_args[@]}" 2>&1 | awk '$1 == "peer" { print "impi", $2, $3, $5, $6 }' >> "$raw"
@@ -166,10 +168,16 @@ for s in sizes:
     ratios = [f"{m[t] / m['hv:auto']:.2f}" for t in order if t != "hv:auto"] if "hv:auto" in m else []
     print(f"| {name} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
 if np > cores and cpu:
-    print("\n# CPU time per byte (ns/B, medians; peers only: hvbench does not report CPU time)")
-    for t in cpu:
-        print(t, " ".join(f"{s}:{med(v) * 1e3 / s:.3f}" for s, v in sorted(cpu[t].items())))
+    print("\n# CPU time per rank per byte (ns/B, medians over the rounds; every thread of a rank counts)")
+    print("| size | " + " | ".join(t for t in order if t in cpu) + " | " +
+          " | ".join(f"{t} / hv:auto" for t in order if t in cpu and t != "hv:auto") + " |")
+    print("|---" * (len([t for t in order if t in cpu]) * 2) + "|")
+    for s in sizes:
+        c = {t: med(cpu[t].get(s, [])) * 1e3 / s for t in order if t in cpu}
+        name = f"{s >> 20} MiB" if s >= 1 << 20 else f"{s >> 10} KiB"
+        ratios = [f"{c[t] / c['hv:auto']:.2f}" for t in c if t != "hv:auto"] if "hv:auto" in c else []
+        print(f"| {name} | " + " | ".join(f"{v:.3f}" for v in c.values()) + " | " + " | ".join(ratios) + " |")
 if wrong:
-    print(f"# WRONG RESULTS: {wrong} elements in the peers' checked runs")
+    print(f"# WRONG RESULTS: {wrong} elements in the checked runs")
     sys.exit(3)
 EOF

@@ -52,9 +52,9 @@ static void json_stats(FILE *f, const bench_stats_t *s) {
   fprintf(f,
           "{\"time_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, \"p50_us\": %.3f, "
           "\"p99_us\": %.3f, \"algbw_gbs\": %.9g, \"busbw_gbs\": %.9g, \"wrong\": %lld, "
-          "\"oob\": %lld}",
+          "\"oob\": %lld, \"cpu_us\": %.3f}",
           s->avg_us, s->min_us, s->max_us, s->p50_us, s->p99_us, s->algbw, s->busbw, s->wrong,
-          s->oob);
+          s->oob, s->cpu_us);
 }
 
 int output_json(const char *path, const bench_options_t *o, const bench_row_t *rows,
@@ -103,18 +103,18 @@ int output_csv(const char *path, const bench_options_t *o, const bench_row_t *ro
   FILE *f = open_out(path);
   if (!f) return -1;
   fprintf(f, "backend,collective,type,redop,root,size_bytes,count,tensors,ranks,placement,"
-             "time_us,min_us,max_us,p50_us,p99_us,algbw_gbs,busbw_gbs,wrong,oob,device,compression,grouped\n");
+             "time_us,min_us,max_us,p50_us,p99_us,algbw_gbs,busbw_gbs,wrong,oob,device,compression,grouped,cpu_us\n");
   for (size_t i = 0; i < nrows; i++) {
     const bench_row_t *r = &rows[i];
     for (int p = 0; p < 2; p++) {
       const bench_stats_t *s = &r->place[p];
       if (!s->valid) continue;
-      fprintf(f, "%s,%s,%s,%s,%d,%zu,%zu,%d,%d,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%lld,%s,%s,%d\n",
+      fprintf(f, "%s,%s,%s,%s,%d,%zu,%zu,%d,%d,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%lld,%s,%s,%d,%.9g\n",
               backends[r->backend].name, coll_name(o->coll), dtype_short_name(r->dtype),
               redop_of(o, r), r->root, r->bytes, r->count, o->tensors, nranks,
               p ? "in-place" : "out-of-place", s->avg_us, s->min_us, s->max_us, s->p50_us,
               s->p99_us, s->algbw, s->busbw, s->wrong, s->oob, device_name(o->device),
-              compression_name(o->compression), o->grouped);
+              compression_name(o->compression), o->grouped, s->cpu_us);
     }
   }
   return close_out(f, path);

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "hv_mpi.h"
 #include "hvbench.h"
@@ -71,6 +72,12 @@ static void run_upload(const bench_options_t *opts, const bench_case_t *c, bench
     bench_die(c->rank, "%s", err);
 }
 
+static double process_cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 int run_measure(bench_backend_t *be, const bench_case_t *c, bench_buffers_t *b,
                 const bench_options_t *opts, int in_place, MPI_Comm world,
                 bench_stats_t *stats) {
@@ -89,7 +96,7 @@ int run_measure(bench_backend_t *be, const bench_case_t *c, bench_buffers_t *b,
   for (int w = 0; w < opts->warmup; w++) run_once(be, c, b, in_place);
   run_sync(be, c);
   MPI_Barrier(world);
-  double total = 0.0;
+  double total = 0.0, cpu0 = process_cpu_seconds();
   if (opts->device == BENCH_DEVICE_CUDA) {
     char err[512];
     if (cuda_timed_loop(be, c, b, in_place, iters, times, &total, err, sizeof(err)) != 0)
@@ -105,7 +112,9 @@ int run_measure(bench_backend_t *be, const bench_case_t *c, bench_buffers_t *b,
     }
   }
 
+  double cpu = (process_cpu_seconds() - cpu0) / iters, sum_cpu = 0;
   double mean = total / iters, sum_mean = 0, min_mean = 0, max_mean = 0;
+  MPI_Allreduce(&cpu, &sum_cpu, 1, MPI_DOUBLE, MPI_SUM, world);
   MPI_Allreduce(&mean, &sum_mean, 1, MPI_DOUBLE, MPI_SUM, world);
   MPI_Allreduce(&mean, &min_mean, 1, MPI_DOUBLE, MPI_MIN, world);
   MPI_Allreduce(&mean, &max_mean, 1, MPI_DOUBLE, MPI_MAX, world);
@@ -118,6 +127,7 @@ int run_measure(bench_backend_t *be, const bench_case_t *c, bench_buffers_t *b,
   stats->max_us = max_mean * 1e6;
   stats->p50_us = percentile(slowest, iters, 0.50) * 1e6;
   stats->p99_us = percentile(slowest, iters, 0.99) * 1e6;
+  stats->cpu_us = sum_cpu / c->nranks * 1e6;
   coll_bandwidth(c, sum_mean / c->nranks, &stats->algbw, &stats->busbw);
   free(times);
   free(slowest);

@@ -133,6 +133,10 @@ typedef struct bench_stats {
   int valid;                  /* 0: this placement is n/a for the backend */
   double avg_us, min_us, max_us, p50_us, p99_us;
   double algbw, busbw;        /* GB/s, from avg_us */
+  /* Process CPU time per iteration (every thread of the rank: the engine's too), mean
+   * over ranks: the cost of the algorithm when ranks outnumber cores and wall time
+   * measures the scheduler. */
+  double cpu_us;
   long long wrong;            /* -1 when not checked */
   long long oob;              /* guard bytes overwritten, summed over ranks */
 } bench_stats_t;
