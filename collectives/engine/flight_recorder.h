@@ -20,9 +20,13 @@
 
 #include "hv_internal.h"
 
-/* Events are written to the ring with streaming stores where there are (x86-64):
- * a write-only log whose lines need not be read first nor kept in the cache. Plain
- * stores under ThreadSanitizer, which sees those. */
+/* Events are written to the ring 16 bytes at a time from registers where SSE2 is
+ * (x86-64): a large batch's with streaming stores (a write-only log whose lines need
+ * not be read first nor kept in the cache) and one sfence for the batch, which orders
+ * them before the mutex's release; a small batch's with plain stores, because that
+ * fence (about 500 cycles, waiting for the write-combining buffer) was a tenth of a
+ * lone 4 KiB allreduce on one node. Field by field under ThreadSanitizer, which sees
+ * those. */
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define HV__FR_TSAN 1
@@ -208,8 +212,11 @@ static inline void hv__fr_submit(hv_comm_t *comm, struct hv_handle *h) {
   if (f->phase == HV__PHASE_USER) hv__fr_set_phase(f, HV__PHASE_NEGOTIATING, h->t_submit);
 }
 
-/* After a batch of hv__fr_finish, before comm->mutex is released: the events it
- * wrote (streaming stores) are ordered before what follows. */
+/* Batches of at least this many completions stream their events (one fence for all). */
+#define HV__FR_STREAM_MIN 8
+
+/* After a batch of hv__fr_finish that streamed, before comm->mutex is released: the
+ * events are ordered before what follows. */
 static inline void hv__fr_fence(const hv_comm_t *comm) {
 #if HV__FR_STREAM
   if (comm->flight) _mm_sfence();
@@ -223,10 +230,11 @@ void hv__fr_finish_rare(hv__flight_t *f, const struct hv_handle *h, uint64_t pos
                         const char *error);
 
 /* comm->mutex held: h completes at now (hv__coarse_now_us, read once per batch; handle.c);
- * hv__fr_fence follows. Its event is written to the ring, unless the ring has moved
+ * stream: the batch is large enough for streaming stores, and hv__fr_fence follows
+ * it. Its event is written to the ring, unless the ring has moved
  * past it (an older event than any it shows). */
 static inline void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error,
-                                 double now) {
+                                 double now, int stream) {
   hv__flight_t *f = comm->flight;
   if (!f || !h->fr_pos) return;
   if (h->fr_state == HV__FR_RUNNING && f->running) f->running--;
@@ -239,19 +247,24 @@ static inline void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result
   const uint8_t state = result == HV_SUCCESS ? HV__FR_DONE : HV__FR_FAILED;
   hv__fr_event_t *e = &f->ring[h->fr_slot];
 #if HV__FR_STREAM
-  /* Stored as one line that is not read first (hv__fr_fence), from registers: an
-   * event built on the stack and loaded back 16 bytes at a time stalls on the narrow
-   * stores that built it (a store that cannot be forwarded to a wider load), which
-   * was most of the recorder's cost. The last 8 bytes are hv__fr_event_t's name ..
+  /* Stored from registers: an event built on the stack and loaded back 16 bytes at a
+   * time stalls on the narrow stores that built it (a store that cannot be forwarded
+   * to a wider load), which was most of the recorder's cost. The last 8 bytes are hv__fr_event_t's name ..
    * pad, little-endian (flight_recorder.c asserts the layout). */
   const uint64_t tail = (uint64_t)h->fr_name | (uint64_t)h->meta.coll << 16 | (uint64_t)h->meta.dtype << 24 |
                         (uint64_t)state << 40 | (uint64_t)h->fr_algo << 48; /* ordered 0, pad 0 */
   __m128i *to = (__m128i *)e;
-  _mm_stream_si128(to, _mm_set_epi64x((long long)h->fr_seq, (long long)pos));
-  _mm_stream_si128(to + 1, _mm_castpd_si128(_mm_set_pd(h->fr_t_negotiated, h->t_submit)));
-  _mm_stream_si128(to + 2, _mm_castpd_si128(_mm_set_pd(now, h->fr_t_started)));
-  _mm_stream_si128(to + 3, _mm_set_epi64x((long long)tail, (long long)h->meta.count));
+  const __m128i v0 = _mm_set_epi64x((long long)h->fr_seq, (long long)pos);
+  const __m128i v1 = _mm_castpd_si128(_mm_set_pd(h->fr_t_negotiated, h->t_submit));
+  const __m128i v2 = _mm_castpd_si128(_mm_set_pd(now, h->fr_t_started));
+  const __m128i v3 = _mm_set_epi64x((long long)tail, (long long)h->meta.count);
+  if (stream) {
+    _mm_stream_si128(to, v0), _mm_stream_si128(to + 1, v1), _mm_stream_si128(to + 2, v2), _mm_stream_si128(to + 3, v3);
+  } else {
+    _mm_store_si128(to, v0), _mm_store_si128(to + 1, v1), _mm_store_si128(to + 2, v2), _mm_store_si128(to + 3, v3);
+  }
 #else
+  (void)stream;
   *e = (hv__fr_event_t){.pos = pos,
                         .seq = h->fr_seq,
                         .t_submit = h->t_submit,

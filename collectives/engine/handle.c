@@ -8,9 +8,10 @@
 #include "hv_internal.h"
 
 /* comm->mutex held. */
-static void mark_done(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, char *error_detail, double now) {
+static void mark_done(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, char *error_detail, double now,
+                      int stream) {
   hv__map_remove_hashed(&comm->names_in_flight, h->name, h->name_hash);
-  hv__fr_finish(comm, h, result, error_detail, now);
+  hv__fr_finish(comm, h, result, error_detail, now, stream);
   h->result = result;
   h->error = error_detail;
   if (h->phantom) { /* a joined rank's stand-in (join.c): nobody waits for it */
@@ -25,8 +26,7 @@ void hv__handle_complete(struct hv_handle *h, hv_result_t result, char *error_de
   hv_comm_t *comm = h->comm;
   const double now = comm->flight ? hv__coarse_now_us() : 0; /* the flight recorder's */
   pthread_mutex_lock(&comm->mutex);
-  mark_done(comm, h, result, error_detail, now);
-  hv__fr_fence(comm);
+  mark_done(comm, h, result, error_detail, now, 0);
   pthread_cond_broadcast(&comm->done_cv);
   pthread_mutex_unlock(&comm->mutex);
 }
@@ -35,14 +35,15 @@ void hv__handles_complete(hv_comm_t *comm, hv__exec_t *exec, size_t n) {
   /* One lock and one wake-up for a fused batch: a thread in hv_wait_all over it
    * would otherwise be woken once per tensor. */
   const double now = comm->flight ? hv__coarse_now_us() : 0;
+  const int stream = n >= HV__FR_STREAM_MIN;
   pthread_mutex_lock(&comm->mutex);
   for (size_t i = 0; i < n; i++) {
-    mark_done(comm, exec[i].handle, HV_SUCCESS, NULL, now);
+    mark_done(comm, exec[i].handle, HV_SUCCESS, NULL, now, stream);
     /* Its thread may release it at once, while the rest of the list still runs and
      * a stall report lists what is left (fault.c): the entry must not point at it. */
     exec[i].handle = NULL;
   }
-  hv__fr_fence(comm);
+  if (stream) hv__fr_fence(comm);
   pthread_cond_broadcast(&comm->done_cv);
   pthread_mutex_unlock(&comm->mutex);
 }

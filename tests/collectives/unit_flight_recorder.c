@@ -46,8 +46,7 @@ static void submit(hv_comm_t *comm, struct hv_handle *h) {
 static void complete(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error) {
   pthread_mutex_lock(&comm->mutex);
   hv__map_remove_hashed(&comm->names_in_flight, h->name, h->name_hash);
-  hv__fr_finish(comm, h, result, error, hv__coarse_now_us());
-  hv__fr_fence(comm);
+  hv__fr_finish(comm, h, result, error, hv__coarse_now_us(), 0);
   pthread_mutex_unlock(&comm->mutex);
 }
 
