@@ -235,6 +235,8 @@ def main():
             print(f"# skipped: {why}", flush=True)
         else:
             modes.append(m)
+    if "compiled" in modes:
+        print(f"# {torch_modes.describe_compiled()}", flush=True)
     print(f"# {torch_modes.describe()} DDP gloo, modes {','.join(modes) or '(none)'}, vs cifar_ddp "
           f"(hv), {a.ranks} ranks x 1 thread, {os.cpu_count()} cpus, load average "
           f"{os.getloadavg()[0]:.1f}; Fashion-MNIST {a.train_size} train / {a.test_size} test, "

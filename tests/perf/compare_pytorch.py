@@ -145,6 +145,8 @@ def summary(values, stat):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--bench", required=True, help="path to the bench_trainer executable")
+    ap.add_argument("--baseline", help="another bench_trainer (e.g. the previous build), run "
+                    "interleaved with the others: its img/s and hv/baseline are added")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default="convnet:100,wrn-10-1:64,wrn-16-4:64")
     ap.add_argument("--mode", default="eager",
@@ -165,11 +167,14 @@ def main():
             print(f"# skipped: {why}", flush=True)
         else:
             modes.append(m)
+    if "compiled" in modes:
+        print(f"# {torch_modes.describe_compiled()}", flush=True)
     print(f"# {torch_modes.describe()}, modes {','.join(modes) or '(none)'}; {os.cpu_count()} cpus, "
           f"{'CPU' if a.cpu_time else 'wall'} time, {a.stat} of {a.repeat}, "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    base_cols = f" {'base img/s':>10} {'hv/base':>7} {'base/torch':>10}" if a.baseline else ""
     print(f"# {'model':10} {'batch':>5} {'threads':>7} {'torch mode':>14} {'torch img/s':>12} "
-          f"{'hv img/s':>10} {'hv/torch':>8}")
+          f"{'hv img/s':>10} {'hv/torch':>8}{base_cols}")
     for spec in a.models.split(","):
         name, batch = spec.split(":")
         batch = int(batch)
@@ -177,16 +182,20 @@ def main():
         for t in map(int, a.threads.split(",")):
             runs = {m: torch_stepper(name, batch, t, m, a.warmup) for m in modes}
             tv = {m: [] for m in modes}
-            hv = []
+            hv, base = [], []
             for _ in range(a.repeat):
                 hv.append(hv_bench(a.bench, name, batch, t, steps, a.warmup))
+                if a.baseline:
+                    base.append(hv_bench(a.baseline, name, batch, t, steps, a.warmup))
                 for m in modes:
                     tv[m].append(runs[m](steps))
             h = summary(hv, a.stat)
+            b = summary(base, a.stat) if a.baseline else 0
             for m in modes:
                 tm = summary(tv[m], a.stat)
+                extra = f" {b:10.1f} {h / b:7.2f} {b / tm:10.2f}" if a.baseline else ""
                 print(f"  {name:10} {batch:5d} {t:7d} {m:>14} {tm:12.1f} {h:10.1f} "
-                      f"{h / tm:8.2f}", flush=True)
+                      f"{h / tm:8.2f}{extra}", flush=True)
             del runs
     print(f"# load average {os.getloadavg()[0]:.1f} at the end")
 

@@ -180,6 +180,8 @@ def main():
     if why:
         sys.exit(f"skipped: {why}")
     print(f"# {torch_modes.describe()}, mode {a.mode}", flush=True)
+    if a.mode == "compiled":
+        print(f"# {torch_modes.describe_compiled()}", flush=True)
 
     torch.set_num_threads(a.threads)
     out = tempfile.mkdtemp(prefix="mnist_nn_bench_")
