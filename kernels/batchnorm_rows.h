@@ -74,4 +74,45 @@ static inline void batchnorm_block_row_sums(const real_t *p, int hw, const real_
   if (sb) memcpy(sb, db, sizeof db);
 }
 
+/* ReLU's backward folded into batch norm's (batchnorm.h, relu): the gradient that
+ * reaches batch norm's output, dy where the forward's output ca * x + cb was positive
+ * (as relu_backward_write gives it: same comparison, same float expression), else 0. */
+static inline real_t batchnorm_relu_grad(real_t ca, real_t x, real_t cb, real_t dy) {
+  const real_t y = ca * x + cb;
+  return y > 0 ? dy : 0;
+}
+
+/* The two sums of batch norm's backward over a blocked row when the gradient is
+ * ReLU's, masked on the fly (g = batchnorm_relu_grad(ca[k], x, cb[k], q)): the sum of
+ * g into sa[k], of (x - shift[k]) * g into sb[k], in one pass over x and q. The bits
+ * are those of batchnorm_block_row_sums(g, hw, NULL, NULL, 0, sa, NULL) and
+ * batchnorm_block_row_sums(x, hw, shift, g, 0, NULL, sb) on a masked copy g of q: the
+ * same lanes, the same order, the same leftover and lane additions in double. */
+static inline void batchnorm_block_row_sums_relu(const real_t *x, const real_t *q, int hw, const real_t *shift,
+                                                 const real_t *ca, const real_t *cb, double *sa, double *sb) {
+  enum { B = CHANNEL_BLOCK };
+  const int full = hw / 8 * 8;
+  real_t a[8][B] = {{0}}, b[8][B] = {{0}};
+  for (int j0 = 0; j0 < full; j0 += 8)
+    for (int l = 0; l < 8; l++) {
+      const real_t *xj = x + (size_t)(j0 + l) * B, *qj = q + (size_t)(j0 + l) * B;
+      for (int k = 0; k < B; k++) {
+        const real_t g = batchnorm_relu_grad(ca[k], xj[k], cb[k], qj[k]);
+        a[l][k] += g;
+        b[l][k] += (xj[k] - shift[k]) * g;
+      }
+    }
+  double da[B] = {0}, db[B] = {0};
+  for (int j = full; j < hw; j++)
+    for (int k = 0; k < B; k++) {
+      const real_t xv = x[(size_t)j * B + k], g = batchnorm_relu_grad(ca[k], xv, cb[k], q[(size_t)j * B + k]);
+      da[k] += (double)g;
+      db[k] += ((double)xv - shift[k]) * g;
+    }
+  for (int l = 0; l < 8; l++)
+    for (int k = 0; k < B; k++) da[k] += a[l][k], db[k] += b[l][k];
+  memcpy(sa, da, sizeof da);
+  memcpy(sb, db, sizeof db);
+}
+
 #endif /* HV_KERNELS_BATCHNORM_ROWS_H */

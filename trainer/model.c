@@ -53,7 +53,7 @@ void model_free_host_buffers(model_t *m) {
     layer_t *l = &m->layers[i];
     if (!l->aliases_input) {
       free(l->out);
-      free(l->dout);
+      if (!l->dout_shared) free(l->dout);
     }
     free(l->save);
     free(l->argmax);
@@ -256,6 +256,51 @@ static void assign_layouts(model_t *m, const trainer_settings_t *set) {
   m->blocked_layout = allow;
 }
 
+/* Fusions of the CPU's element-wise passes, which are bound by memory traffic between
+ * layers (a WRN-10-1 step, 1 thread: batch norm, ReLU, adds and zeroing took 40% of the
+ * time, the convolutions the rest). A batch norm in the blocked layout whose only
+ * consumer is the ReLU right after it runs that ReLU in its own passes (layer.h:
+ * fused_relu): two passes over the activation fewer forward, two backward. A residual
+ * add's gradient, which passes to both inputs unchanged, is shared with an input that
+ * only the add consumes (no zeroing of that input's gradient, no addition into it:
+ * four passes) and written, not added, into an input whose gradient it contributes
+ * first (layer.h: dout_shared, add_grad_write; one pass). The same bits as without
+ * (tests/trainer/test_fusion_model.c). HV_FUSE=off keeps every layer's own passes (the
+ * reference the tests compare with). Runs after the buffers are allocated. */
+static void fuse_layers(model_t *m, const trainer_settings_t *set) {
+  if (set->fuse_off) return;
+  for (int i = 0; i + 1 < m->n_layers; i++) {
+    layer_t *bn = &m->layers[i], *relu = &m->layers[i + 1];
+    if (bn->kind == LAYER_BATCHNORM2D && bn->blocked && bn->consumers == 1 && relu->kind == LAYER_RELU &&
+        relu->in[0] == i)
+      bn->fused_relu = relu->fused_into_producer = 1;
+  }
+  /* From the last layer down, so an add feeding only another add shares that one's
+   * buffer before its own inputs take it over. */
+  for (int i = m->n_layers - 1; i >= 0; i--) {
+    layer_t *add = &m->layers[i];
+    if (add->kind != LAYER_ADD || add->in[0] == add->in[1]) continue;
+    for (int k = 0; k < 2; k++) {
+      if (add->in[k] < 0) continue;
+      layer_t *p = &m->layers[add->in[k]];
+      if (p->aliases_input || p->dout_shared) continue;
+      if (p->consumers == 1) {
+        free(p->dout);
+        p->dout = add->dout;
+        p->dout_shared = p->grad_written = 1;
+        continue;
+      }
+      int last = 1; /* the add is the last layer to read p: its backward runs first */
+      for (int j = i + 1; j < m->n_layers; j++)
+        for (int q = 0; q < m->layers[j].n_in; q++) last &= m->layers[j].in[q] != add->in[k];
+      if (last) {
+        add->add_grad_write |= 1 << k;
+        p->grad_written = 1;
+      }
+    }
+  }
+}
+
 int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
   if (m->finalized || m->n_layers == 0 || max_batch < 1) {
     model_error(m, "model_finalize: %s", m->finalized ? "called twice"
@@ -325,6 +370,7 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
                       p && p->consumers == 1 && !p->aliases_input;
     if (l->dx_overwrite) p->grad_written = 1;
   }
+  fuse_layers(m, &set);
   /* Enough for the whole batch of the largest layer when that fits the target. */
   m->ws_elems = ws_image * (size_t)max_batch;
   size_t target = MODEL_WS_TARGET;
