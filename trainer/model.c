@@ -267,6 +267,14 @@ static void assign_layouts(model_t *m, const trainer_settings_t *set) {
  * first (layer.h: dout_shared, add_grad_write; one pass). The same bits as without
  * (tests/trainer/test_fusion_model.c). HV_FUSE=off keeps every layer's own passes (the
  * reference the tests compare with). Runs after the buffers are allocated. */
+/* Whether layer i is the last to read producer id (its backward runs first). */
+static int last_consumer(const model_t *m, int i, int id) {
+  for (int j = i + 1; j < m->n_layers; j++)
+    for (int q = 0; q < m->layers[j].n_in; q++)
+      if (m->layers[j].in[q] == id) return 0;
+  return 1;
+}
+
 static void fuse_layers(model_t *m, const trainer_settings_t *set) {
   if (set->fuse_off) return;
   for (int i = 0; i + 1 < m->n_layers; i++) {
@@ -274,6 +282,21 @@ static void fuse_layers(model_t *m, const trainer_settings_t *set) {
     if (bn->kind == LAYER_BATCHNORM2D && bn->blocked && bn->consumers == 1 && relu->kind == LAYER_RELU &&
         relu->in[0] == i)
       bn->fused_relu = relu->fused_into_producer = 1;
+  }
+  /* A convolution, ReLU or batch norm that reads a tensor other layers read too, and
+   * reads it last (its backward runs first), writes that gradient instead of adding it
+   * to a zeroed buffer; the others add to it (their dx_overwrite needs a sole
+   * consumer). WRN's projection blocks: the shortcut convolution writes the gradient
+   * of the activated input, the first convolution adds (no zeroing, and one pass of
+   * oneDNN's scratch-then-add fewer). */
+  for (int i = 0; i < m->n_layers; i++) {
+    layer_t *l = &m->layers[i];
+    if (l->kind != LAYER_CONV2D && l->kind != LAYER_RELU && l->kind != LAYER_BATCHNORM2D) continue;
+    if (l->in[0] < 0 || l->dx_overwrite || l->fused_into_producer) continue;
+    layer_t *p = &m->layers[l->in[0]];
+    if (p->aliases_input || p->dout_shared || p->consumers < 2) continue;
+    if (p->kind == LAYER_BATCHNORM2D && p->fused_relu) continue; /* its dout is unused */
+    if (last_consumer(m, i, l->in[0])) l->dx_overwrite = p->grad_written = 1;
   }
   /* From the last layer down, so an add feeding only another add shares that one's
    * buffer before its own inputs take it over. */
@@ -290,10 +313,7 @@ static void fuse_layers(model_t *m, const trainer_settings_t *set) {
         p->dout_shared = p->grad_written = 1;
         continue;
       }
-      int last = 1; /* the add is the last layer to read p: its backward runs first */
-      for (int j = i + 1; j < m->n_layers; j++)
-        for (int q = 0; q < m->layers[j].n_in; q++) last &= m->layers[j].in[q] != add->in[k];
-      if (last) {
+      if (last_consumer(m, i, add->in[k])) {
         add->add_grad_write |= 1 << k;
         p->grad_written = 1;
       }

@@ -4,7 +4,8 @@
  * and the running statistics after each of two training steps, and logits in
  * evaluation; with 1 and 2 threads. Widths 1 and 2 cover the identity and projection
  * shortcuts of the residual blocks (the adds' gradients shared with or written into
- * their inputs). It also checks that fusion happened (else the
+ * their inputs, the shortcut convolution writing the gradient its block's first
+ * convolution then adds to). It also checks that fusion happened (else the
  * comparison would be vacuous), that HV_FUSE=off turns it off, and that a bad
  * HV_FUSE value fails the model's build. */
 #include <stdint.h>
@@ -43,6 +44,12 @@ static int shared_grads(const model_t *m) {
   return n;
 }
 
+static int overwriting(const model_t *m) {
+  int n = 0;
+  for (int i = 0; i < m->n_layers; i++) n += m->layers[i].dx_overwrite;
+  return n;
+}
+
 static int written_grads(const model_t *m) {
   int n = 0;
   for (int i = 0; i < m->n_layers; i++) n += (m->layers[i].add_grad_write & 1) + (m->layers[i].add_grad_write >> 1 & 1);
@@ -69,6 +76,10 @@ static void compare(int widen, const real_t *x, const uint8_t *y) {
    * projection blocks. */
   CHECK(shared_grads(fused) == (widen == 1 ? 5 : 6), "WRN-10-%d: %d shared gradients", widen, shared_grads(fused));
   CHECK(written_grads(fused) == (widen == 1 ? 1 : 0), "WRN-10-%d: %d written gradients", widen, written_grads(fused));
+  /* The shortcut convolution of each projection block writes the gradient it shares
+   * with the block's first convolution. */
+  CHECK(overwriting(fused) - overwriting(ref) == (widen == 1 ? 2 : 3), "WRN-10-%d: %d more layers write their input "
+        "gradient", widen, overwriting(fused) - overwriting(ref));
   CHECK(memcmp(ref->params, fused->params, ref->n_params * sizeof(real_t)) == 0);
   for (int step = 0; step < 2; step++) {
     double lr = train_step(ref, x, y), lf = train_step(fused, x, y);
