@@ -30,6 +30,19 @@ void batchnorm_backward(int n, int c, int hw, int train, const real_t *x, const 
                         const real_t *save_invstd, real_t *dx /* or NULL */, int dx_write,
                         real_t *dgamma, real_t *dbeta);
 
+/* The same three with the ReLU after batch norm in their passes (see relu below):
+ * coef (2c) takes the forward's per-channel coefficients, and backward needs them
+ * back; the same bits as the unfused pair (tests/kernels/test_batchnorm_relu.c). */
+void batchnorm_forward_train_relu(int n, int c, int hw, const real_t *x, const real_t *gamma, const real_t *beta,
+                                  real_t eps, real_t momentum, real_t *running_mean, real_t *running_var,
+                                  real_t *save_mean, real_t *save_invstd, real_t *y, real_t *coef);
+void batchnorm_forward_eval_relu(int n, int c, int hw, const real_t *x, const real_t *gamma, const real_t *beta,
+                                 real_t eps, const real_t *running_mean, const real_t *running_var,
+                                 real_t *save_mean, real_t *save_invstd, real_t *y, real_t *coef);
+void batchnorm_backward_relu(int n, int c, int hw, int train, const real_t *x, const real_t *dy, const real_t *gamma,
+                             const real_t *save_mean, const real_t *save_invstd, real_t *dx, int dx_write,
+                             real_t *dgamma, real_t *dbeta, const real_t *coef);
+
 /* The same three on activations in the channel-blocked layout (layout_blocked.h; c a
  * multiple of 16), with the same results bit for bit (batchnorm_blocked.c). scratch:
  * batchnorm_blocked_scratch(n, c) doubles, the same array from a forward to its

@@ -82,6 +82,33 @@ static inline real_t batchnorm_relu_grad(real_t ca, real_t x, real_t cb, real_t 
   return y > 0 ? dy : 0;
 }
 
+/* The two sums of batch norm's backward over an NCHW row when the gradient is ReLU's,
+ * masked on the fly (g = batchnorm_relu_grad(a, x, b, q)): returns the sum of g and
+ * puts that of (x - shift) * g into *second, with the bits of
+ * batchnorm_row_sum(g, n, 0, NULL, 0, NULL) and batchnorm_row_sum(x, n, shift, g, 0,
+ * second) on a masked copy g of q. */
+static inline double batchnorm_row_sum_relu(const real_t *x, const real_t *q, int n, real_t shift, real_t a, real_t b,
+                                            double *second) {
+  real_t la[8] = {0}, lb[8] = {0};
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int l = 0; l < 8; l++) {
+      const real_t g = batchnorm_relu_grad(a, x[j + l], b, q[j + l]);
+      la[l] += g;
+      lb[l] += (x[j + l] - shift) * g;
+    }
+  }
+  double sa = 0, sb = 0;
+  for (; j < n; j++) {
+    const real_t g = batchnorm_relu_grad(a, x[j], b, q[j]);
+    sa += (double)g;
+    sb += ((double)x[j] - shift) * g;
+  }
+  for (int l = 0; l < 8; l++) sa += la[l], sb += lb[l];
+  *second = sb;
+  return sa;
+}
+
 /* The two sums of batch norm's backward over a blocked row when the gradient is
  * ReLU's, masked on the fly (g = batchnorm_relu_grad(ca[k], x, cb[k], q)): the sum of
  * g into sa[k], of (x - shift[k]) * g into sb[k], in one pass over x and q. The bits

@@ -78,7 +78,7 @@ typedef struct layer {
    * instead of adding to it, and model_backward need not zero it first. */
   int dx_overwrite;
   int grad_written;                      /* dout is written whole by its one consumer */
-  /* Batch norm + ReLU in one pass (model.c: fuse_layers; CPU, blocked layout): on the
+  /* Batch norm + ReLU in one pass (model.c: fuse_layers; CPU, either layout): on the
    * batch norm, the ReLU right after it (id + 1, its only consumer) whose output it
    * writes and whose output gradient it reads; on that ReLU, that its forward and
    * backward are done by its producer. The batch norm's own out/dout are then unused

@@ -258,8 +258,8 @@ static void assign_layouts(model_t *m, const trainer_settings_t *set) {
 
 /* Fusions of the CPU's element-wise passes, which are bound by memory traffic between
  * layers (a WRN-10-1 step, 1 thread: batch norm, ReLU, adds and zeroing took 40% of the
- * time, the convolutions the rest). A batch norm in the blocked layout whose only
- * consumer is the ReLU right after it runs that ReLU in its own passes (layer.h:
+ * time, the convolutions the rest). A batch norm whose only consumer is the ReLU
+ * right after it runs that ReLU in its own passes, in either layout (layer.h:
  * fused_relu): two passes over the activation fewer forward, two backward. A residual
  * add's gradient, which passes to both inputs unchanged, is shared with an input that
  * only the add consumes (no zeroing of that input's gradient, no addition into it:
@@ -279,7 +279,7 @@ static void fuse_layers(model_t *m, const trainer_settings_t *set) {
   if (set->fuse_off) return;
   for (int i = 0; i + 1 < m->n_layers; i++) {
     layer_t *bn = &m->layers[i], *relu = &m->layers[i + 1];
-    if (bn->kind == LAYER_BATCHNORM2D && bn->blocked && bn->consumers == 1 && relu->kind == LAYER_RELU &&
+    if (bn->kind == LAYER_BATCHNORM2D && bn->consumers == 1 && relu->kind == LAYER_RELU &&
         relu->in[0] == i)
       bn->fused_relu = relu->fused_into_producer = 1;
   }
@@ -372,7 +372,9 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
       l->dout = alloc_activation(out);
       if (!l->out || !l->dout) goto oom;
     }
-    if (l->kind == LAYER_BATCHNORM2D) l->save = malloc(2 * (size_t)l->c * sizeof(real_t));
+    /* Batch norm: saved mean and invstd, then the forward's coefficients when it runs
+     * the ReLU after it (fuse_layers). */
+    if (l->kind == LAYER_BATCHNORM2D) l->save = malloc(4 * (size_t)l->c * sizeof(real_t));
     if (l->kind == LAYER_BATCHNORM2D && l->blocked &&
         !(l->scratch = malloc(batchnorm_blocked_scratch(max_batch, l->c) * sizeof(double))))
       goto oom;

@@ -3,7 +3,7 @@
  * own passes (HV_FUSE=off): logits, loss, every parameter gradient, the input gradient
  * and the running statistics after each of two training steps, and logits in
  * evaluation; with 1 and 2 threads. Widths 1 and 2 cover the identity and projection
- * shortcuts of the residual blocks (the adds' gradients shared with or written into
+ * shortcuts of the residual blocks; the ConvNet the NCHW batch norm + ReLU (the adds' gradients shared with or written into
  * their inputs, the shortcut convolution writing the gradient its block's first
  * convolution then adds to). It also checks that fusion happened (else the
  * comparison would be vacuous), that HV_FUSE=off turns it off, and that a bad
@@ -104,6 +104,42 @@ static void compare(int widen, const real_t *x, const uint8_t *y) {
   model_free(fused);
 }
 
+/* The ConvNet (NCHW: its max pooling keeps it out of the blocked layout): batch norm
+ * + ReLU fused in batchnorm.c's passes, the same bits as apart. */
+static void compare_convnet(void) {
+  enum { N = 5 };
+  char err[256] = "";
+  setenv("HV_FUSE", "off", 1);
+  model_t *ref = model_convnet_create(10, 1, N, 3, err, sizeof err);
+  setenv("HV_FUSE", "auto", 1);
+  model_t *fused = model_convnet_create(10, 1, N, 3, err, sizeof err);
+  CHECK(ref && fused);
+  if (!ref || !fused) return;
+  CHECK(fused->blocked_layout == 0 && fused_layers(fused) == 4 && fused_layers(ref) == 0);
+  real_t x[N * 28 * 28];
+  uint8_t y[N];
+  unsigned s = 11;
+  for (int i = 0; i < N * 28 * 28; i++) s = s * 1103515245u + 12345u, x[i] = (real_t)(((s >> 8) & 0xffff) / 16384.0 - 2.0);
+  for (int i = 0; i < N; i++) y[i] = (uint8_t)(i * 3 % 10);
+  for (int step = 0; step < 2; step++) {
+    model_zero_grad(ref), model_zero_grad(fused);
+    model_forward(ref, x, N, 1), model_forward(fused, x, N, 1);
+    CHECK(model_loss(ref, y, (real_t)1.0 / N, NULL) == model_loss(fused, y, (real_t)1.0 / N, NULL));
+    model_backward(ref, NULL, NULL), model_backward(fused, NULL, NULL);
+    CHECK(memcmp(ref->grads, fused->grads, ref->n_params * sizeof(real_t)) == 0, "ConvNet step %d: gradients differ",
+          step);
+    CHECK(memcmp(ref->buffers, fused->buffers, ref->n_buffers * sizeof(real_t)) == 0);
+    for (size_t i = 0; i < ref->n_params; i++) {
+      ref->params[i] -= (real_t)0.1 * ref->grads[i];
+      fused->params[i] -= (real_t)0.1 * fused->grads[i];
+    }
+  }
+  model_forward(ref, x, N, 0), model_forward(fused, x, N, 0);
+  CHECK(memcmp(model_output(ref), model_output(fused), (size_t)N * 10 * sizeof(real_t)) == 0);
+  model_free(ref);
+  model_free(fused);
+}
+
 int main(void) {
   const size_t n = (size_t)BATCH * 3 * SIDE * SIDE;
   real_t *x = malloc(n * sizeof *x);
@@ -117,6 +153,7 @@ int main(void) {
 #endif
     compare(1, x, y);
     compare(2, x, y);
+    compare_convnet();
   }
   setenv("HV_FUSE", "maybe", 1);
   char err[256] = "";
