@@ -10,6 +10,7 @@
 #ifndef HV_KERNELS_BATCHNORM_ROWS_H
 #define HV_KERNELS_BATCHNORM_ROWS_H
 
+#include <stdint.h>
 #include <string.h>
 
 #include "layout_blocked.h"
@@ -78,8 +79,19 @@ static inline void batchnorm_block_row_sums(const real_t *p, int hw, const real_
  * reaches batch norm's output, dy where the forward's output ca * x + cb was positive
  * (as relu_backward_write gives it: same comparison, same float expression), else 0. */
 static inline real_t batchnorm_relu_grad(real_t ca, real_t x, real_t cb, real_t dy) {
-  const real_t y = ca * x + cb;
-  return y > 0 ? dy : 0;
+  /* A bit mask rather than a select: GCC vectorises this in every loop that calls it,
+   * where it compiled the select in some to a branch per element (a third of them
+   * mispredicted: the ConvNet's backward 3x slower). dy's bits or all zeros, which are
+   * +0.0: exactly what the select gives, NaN included. */
+#if HV_REAL_F64
+  uint64_t bits, keep = (uint64_t)0 - (uint64_t)(ca * x + cb > 0);
+#else
+  uint32_t bits, keep = (uint32_t)0 - (uint32_t)(ca * x + cb > 0);
+#endif
+  memcpy(&bits, &dy, sizeof bits);
+  bits &= keep;
+  memcpy(&dy, &bits, sizeof dy);
+  return dy;
 }
 
 /* The two sums of batch norm's backward over an NCHW row when the gradient is ReLU's,
