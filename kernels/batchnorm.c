@@ -7,7 +7,8 @@
  *   dbeta = sum dy,  dgamma = sum dy*xhat,
  *   dx = gamma * invstd / M * (M*dy - dbeta - xhat*dgamma).
  * The _relu variants run the ReLU after batch norm in the same passes (batchnorm.h):
- * the forward keeps its per-channel coefficients in coef for the backward's mask. */
+ * the forward keeps its per-channel coefficients in coef for the backward's mask.
+ * Per-row work is compiled for AVX-512 and AVX2 too (simd_clones.h; the same bits). */
 #include "batchnorm.h"
 
 #include <math.h>
@@ -15,7 +16,7 @@
 #include "batchnorm_rows.h"
 
 /* y = a * x + b over the channel's rows, with relu max(0, that) as relu_forward gives it. */
-static void normalise_channel(int n, int c, int hw, int ch, const real_t *x, real_t a, real_t b, real_t *y,
+HV_SIMD_CLONES static void normalise_channel(int n, int c, int hw, int ch, const real_t *x, real_t a, real_t b, real_t *y,
                               int relu) {
   for (int i = 0; i < n; i++) {
     const real_t *p = x + ((size_t)i * c + ch) * hw;
@@ -111,7 +112,7 @@ void batchnorm_forward_eval_relu(int n, int c, int hw, const real_t *x, const re
   forward_eval(n, c, hw, x, gamma, beta, eps, running_mean, running_var, save_mean, save_invstd, y, coef);
 }
 
-static void dx_row(int train, int dx_write, int hw, const real_t *p, const real_t *g, real_t *q, double scale,
+HV_SIMD_CLONES static void dx_row(int train, int dx_write, int hw, const real_t *p, const real_t *g, real_t *q, double scale,
                    double sdy, double dg, double invstd, double m, real_t fmean);
 
 static void backward(int n, int c, int hw, int train, const real_t *x, const real_t *dy, const real_t *gamma,
@@ -164,7 +165,7 @@ static void backward(int n, int c, int hw, int train, const real_t *x, const rea
  * dx = scale * (dy - dbeta/M - xhat * dgamma/M), xhat = (x - mean) * invstd, as
  * dx = a*dy + b*(x - mean) + c in real_t coefficients (vectorised); x - mean first,
  * so a large mean does not cancel digits (mean == fmean exactly). */
-static void dx_row(int train, int dx_write, int hw, const real_t *p, const real_t *g, real_t *q, double scale,
+HV_SIMD_CLONES static void dx_row(int train, int dx_write, int hw, const real_t *p, const real_t *g, real_t *q, double scale,
                    double sdy, double dg, double invstd, double m, real_t fmean) {
   if (train) {
     const double k1 = sdy / m, k2 = dg * invstd / m;

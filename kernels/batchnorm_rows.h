@@ -15,10 +15,11 @@
 
 #include "layout_blocked.h"
 #include "real.h"
+#include "simd_clones.h"
 
 /* Sum of (p[j] - shift) over an NCHW row p[0..n); into *second, when not NULL, the
  * sum of its square (square) or of (p[j] - shift) * q[j] (q; 0 without either). */
-static inline double batchnorm_row_sum(const real_t *p, int n, real_t shift, const real_t *q, int square,
+HV_SIMD_CLONES static inline double batchnorm_row_sum(const real_t *p, int n, real_t shift, const real_t *q, int square,
                                        double *second) {
   real_t a[8] = {0}, b[8] = {0};
   int j = 0;
@@ -44,7 +45,7 @@ static inline double batchnorm_row_sum(const real_t *p, int n, real_t shift, con
  * channels), per channel, with the bits batchnorm_row_sum gives each channel alone:
  * (p - shift[k]) into sa[k] and, with square, its square, or, with q, (p - shift) * q
  * into sb[k]. shift may be NULL (0); sa or sb may be NULL. */
-static inline void batchnorm_block_row_sums(const real_t *p, int hw, const real_t *shift, const real_t *q,
+HV_SIMD_CLONES static inline void batchnorm_block_row_sums(const real_t *p, int hw, const real_t *shift, const real_t *q,
                                             int square, double *sa, double *sb) {
   enum { B = CHANNEL_BLOCK };
   const int full = hw / 8 * 8;
@@ -99,7 +100,7 @@ static inline real_t batchnorm_relu_grad(real_t ca, real_t x, real_t cb, real_t 
  * puts that of (x - shift) * g into *second, with the bits of
  * batchnorm_row_sum(g, n, 0, NULL, 0, NULL) and batchnorm_row_sum(x, n, shift, g, 0,
  * second) on a masked copy g of q. */
-static inline double batchnorm_row_sum_relu(const real_t *x, const real_t *q, int n, real_t shift, real_t a, real_t b,
+HV_SIMD_CLONES static inline double batchnorm_row_sum_relu(const real_t *x, const real_t *q, int n, real_t shift, real_t a, real_t b,
                                             double *second) {
   real_t la[8] = {0}, lb[8] = {0};
   int j = 0;
@@ -127,7 +128,7 @@ static inline double batchnorm_row_sum_relu(const real_t *x, const real_t *q, in
  * are those of batchnorm_block_row_sums(g, hw, NULL, NULL, 0, sa, NULL) and
  * batchnorm_block_row_sums(x, hw, shift, g, 0, NULL, sb) on a masked copy g of q: the
  * same lanes, the same order, the same leftover and lane additions in double. */
-static inline void batchnorm_block_row_sums_relu(const real_t *x, const real_t *q, int hw, const real_t *shift,
+HV_SIMD_CLONES static inline void batchnorm_block_row_sums_relu(const real_t *x, const real_t *q, int hw, const real_t *shift,
                                                  const real_t *ca, const real_t *cb, double *sa, double *sb) {
   enum { B = CHANNEL_BLOCK };
   const int full = hw / 8 * 8;
