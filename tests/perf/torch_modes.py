@@ -12,7 +12,12 @@ Modes (what a user choosing PyTorch today would try, in order of effort):
 The PyPI wheel of torch 2.x is the CUDA build; on a machine without a GPU it imports
 once the nvidia-* libraries pip installed beside it are found (if `import torch` fails
 there, put the venv's site-packages/nvidia/*/lib on LD_LIBRARY_PATH). torch.compile
-on the CPU needs a C++ compiler (g++) at run time.
+on the CPU needs a C++ compiler (g++) at run time; where Debian's python3-torch sits
+beside the venv, inductor_link_fix() keeps Inductor's kernels vectorised (the
+benchmarks print "Inductor vector ISA ..." to show it).
+
+  /usr/bin/python3 -m venv /opt/torch2 && /opt/torch2/bin/pip install torch numpy
+  /opt/torch2/bin/python tests/perf/compare_pytorch.py --bench ... --mode compiled
 """
 import os
 import stat
