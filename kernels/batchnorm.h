@@ -55,8 +55,8 @@ void batchnorm_backward_relu(int n, int c, int hw, int train, const real_t *x, c
  * ReLU's output is read) and differentiates the batch norm with the masked gradient.
  * The arithmetic is the unfused pair's, operation for operation: the same bits as
  * batch norm, relu_forward, relu_backward_write and batch norm's backward
- * (tests/kernels/test_batchnorm_relu.c), with two passes over memory fewer in each
- * direction. */
+ * (tests/kernels/test_batchnorm_relu.c), with two passes over the activation fewer
+ * forward and three backward. */
 size_t batchnorm_blocked_scratch(int n, int c);
 void batchnorm_forward_train_blocked(int n, int c, int hw, const real_t *x, const real_t *gamma,
                                      const real_t *beta, real_t eps, real_t momentum,

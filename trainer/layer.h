@@ -74,8 +74,10 @@ typedef struct layer {
    * else NCHW; model_finalize chooses (model.c: assign_layouts). */
   int blocked;
   int consumers;                         /* inputs of later layers that this output is */
-  /* conv, relu: the only consumer of its input, so backward writes the input gradient
-   * instead of adding to it, and model_backward need not zero it first. */
+  /* conv, relu, batch norm: the only consumer of its input, or (fused passes,
+   * model.c: fuse_layers) the last of several, whose backward runs first; so backward
+   * writes the input gradient instead of adding to it, and model_backward need not
+   * zero it first. */
   int dx_overwrite;
   int grad_written;                      /* dout is written whole by its one consumer */
   /* Batch norm + ReLU in one pass (model.c: fuse_layers; CPU, either layout): on the

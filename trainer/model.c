@@ -256,17 +256,6 @@ static void assign_layouts(model_t *m, const trainer_settings_t *set) {
   m->blocked_layout = allow;
 }
 
-/* Fusions of the CPU's element-wise passes, which are bound by memory traffic between
- * layers (a WRN-10-1 step, 1 thread: batch norm, ReLU, adds and zeroing took 40% of the
- * time, the convolutions the rest). A batch norm whose only consumer is the ReLU
- * right after it runs that ReLU in its own passes, in either layout (layer.h:
- * fused_relu): two passes over the activation fewer forward, two backward. A residual
- * add's gradient, which passes to both inputs unchanged, is shared with an input that
- * only the add consumes (no zeroing of that input's gradient, no addition into it:
- * four passes) and written, not added, into an input whose gradient it contributes
- * first (layer.h: dout_shared, add_grad_write; one pass). The same bits as without
- * (tests/trainer/test_fusion_model.c). HV_FUSE=off keeps every layer's own passes (the
- * reference the tests compare with). Runs after the buffers are allocated. */
 /* Whether layer i is the last to read producer id (its backward runs first). */
 static int last_consumer(const model_t *m, int i, int id) {
   for (int j = i + 1; j < m->n_layers; j++)
@@ -275,6 +264,19 @@ static int last_consumer(const model_t *m, int i, int id) {
   return 1;
 }
 
+/* Fusions of the CPU's element-wise passes, which are bound by memory traffic between
+ * layers (a WRN-10-1 step, 1 thread: batch norm, ReLU, adds and zeroing took 40% of the
+ * time, the convolutions the rest). A batch norm whose only consumer is the ReLU
+ * right after it runs that ReLU in its own passes, in either layout (layer.h:
+ * fused_relu): two passes over the activation fewer forward, three backward. A
+ * residual add's gradient, which passes to both inputs unchanged, is shared with an
+ * input that only the add consumes (no zeroing of that input's gradient, no addition
+ * into it: four passes) and written, not added, into an input whose gradient it
+ * contributes first (layer.h: dout_shared, add_grad_write; one pass); a convolution,
+ * ReLU or batch norm that contributes first to a shared gradient writes it likewise
+ * (dx_overwrite beyond sole consumers). The same bits as without
+ * (tests/trainer/test_fusion_model.c). HV_FUSE=off keeps every layer's own passes (the
+ * reference the tests compare with). Runs after the buffers are allocated. */
 static void fuse_layers(model_t *m, const trainer_settings_t *set) {
   if (set->fuse_off) return;
   for (int i = 0; i + 1 < m->n_layers; i++) {
