@@ -10,7 +10,15 @@
  * over 16 channels at once. Rows are spread over threads (images x channel blocks:
  * the 16 channels of WRN's first group are one block, too few to share by channel)
  * and their sums are added per channel afterwards in image order, so the result does
- * not depend on the thread count either. */
+ * not depend on the thread count either.
+ *
+ * With relu (batchnorm.h) the ReLU after batch norm runs inside these passes: the
+ * forward's normalisation writes max(0, y), and the backward masks dy as it reads it,
+ * from x and the forward's coefficients (kept in the scratch for that), so the ReLU's
+ * own passes (a read and a write forward, two reads and a write backward, over the
+ * whole activation) disappear. The per-row work is compiled for AVX-512 and AVX2 as
+ * well (simd_clones.h: the same bits), where the 2 x 8 lanes of 16 channels fit the
+ * registers. */
 #include "batchnorm.h"
 
 #include <math.h>
@@ -20,7 +28,7 @@
 
 #define B CHANNEL_BLOCK
 
-size_t batchnorm_blocked_scratch(int n, int c) { return 2 * (size_t)n * c + 3 * (size_t)c; }
+size_t batchnorm_blocked_scratch(int n, int c) { return 2 * (size_t)n * c + 5 * (size_t)c; }
 
 /* Row r is image r / blocks, channel block r % blocks: its data, and where its
  * channels' sums go in (n, c) arrays. */
@@ -28,11 +36,13 @@ size_t batchnorm_blocked_scratch(int n, int c) { return 2 * (size_t)n * c + 3 * 
 #define AT(r) ((size_t)((r) / blocks) * c + (size_t)((r) % blocks) * B)
 #define PARALLEL_IF(rows) if ((double)(rows) * hw * B > 32768)
 
-/* The scratch: per-row sums (two (n, c) arrays), then per channel a double and two
- * coefficients. */
+/* The scratch: per-row sums (two (n, c) arrays), then per channel a double and four
+ * coefficients (room for four doubles): the forward's y = coef_a * x + coef_b, which
+ * backward needs again to mask ReLU's gradient, and two of backward's own (its third
+ * goes where chan was). */
 typedef struct bn_scratch {
   double *s1, *s2, *chan;
-  real_t *coef_a, *coef_b;
+  real_t *coef_a, *coef_b, *bwd_a, *bwd_b;
 } bn_scratch_t;
 
 static bn_scratch_t split(double *scratch, int n, int c) {
@@ -41,7 +51,9 @@ static bn_scratch_t split(double *scratch, int n, int c) {
   t.s2 = t.s1 + (size_t)n * c;
   t.chan = t.s2 + (size_t)n * c;
   t.coef_a = (real_t *)(t.chan + c);
-  t.coef_b = (real_t *)(t.chan + 2 * (size_t)c);
+  t.coef_b = t.coef_a + c;
+  t.bwd_a = t.coef_b + c;
+  t.bwd_b = t.bwd_a + c;
   return t;
 }
 
@@ -52,22 +64,34 @@ static double sum_images(const double *s, int n, int c, int ch) {
   return sum;
 }
 
-/* y = coef_a * x + coef_b, per channel. */
-static void normalise(int rows, int blocks, int hw, const real_t *x, const real_t *coef_a,
-                      const real_t *coef_b, real_t *y) {
-#pragma omp parallel for schedule(static) PARALLEL_IF(rows)
-  for (int r = 0; r < rows; r++) {
-    const real_t *p = ROW(x, r), *ca = coef_a + (r % blocks) * B, *cb = coef_b + (r % blocks) * B;
-    real_t *q = ROW(y, r);
+/* One row: q = ca * p + cb per channel of the block; with relu max(0, that), as
+ * relu_forward computes it (eltwise.c). */
+HV_SIMD_CLONES static void normalise_row(int hw, const real_t *p, const real_t *ca, const real_t *cb, real_t *q,
+                                         int relu) {
+  if (relu) {
+    for (int j = 0; j < hw; j++)
+      for (int k = 0; k < B; k++) {
+        const real_t v = ca[k] * p[(size_t)j * B + k] + cb[k];
+        q[(size_t)j * B + k] = v > 0 ? v : 0;
+      }
+  } else {
     for (int j = 0; j < hw; j++)
       for (int k = 0; k < B; k++) q[(size_t)j * B + k] = ca[k] * p[(size_t)j * B + k] + cb[k];
   }
 }
 
+/* y = coef_a * x + coef_b, per channel (with relu, max(0, that)). */
+static void normalise(int rows, int blocks, int hw, const real_t *x, const real_t *coef_a,
+                      const real_t *coef_b, real_t *y, int relu) {
+#pragma omp parallel for schedule(static) PARALLEL_IF(rows)
+  for (int r = 0; r < rows; r++)
+    normalise_row(hw, ROW(x, r), coef_a + (r % blocks) * B, coef_b + (r % blocks) * B, ROW(y, r), relu);
+}
+
 void batchnorm_forward_train_blocked(int n, int c, int hw, const real_t *x, const real_t *gamma,
                                      const real_t *beta, real_t eps, real_t momentum,
                                      real_t *running_mean, real_t *running_var, real_t *save_mean,
-                                     real_t *save_invstd, real_t *y, double *scratch) {
+                                     real_t *save_invstd, real_t *y, int relu, double *scratch) {
   const int blocks = c / B, rows = n * blocks;
   const double m = (double)n * hw;
   bn_scratch_t t = split(scratch, n, c);
@@ -97,13 +121,13 @@ void batchnorm_forward_train_blocked(int n, int c, int hw, const real_t *x, cons
     t.coef_a[ch] = (real_t)(gamma[ch] * invstd);
     t.coef_b[ch] = (real_t)(beta[ch] - mean * gamma[ch] * invstd);
   }
-  normalise(rows, blocks, hw, x, t.coef_a, t.coef_b, y);
+  normalise(rows, blocks, hw, x, t.coef_a, t.coef_b, y, relu);
 }
 
 void batchnorm_forward_eval_blocked(int n, int c, int hw, const real_t *x, const real_t *gamma,
                                     const real_t *beta, real_t eps, const real_t *running_mean,
                                     const real_t *running_var, real_t *save_mean, real_t *save_invstd,
-                                    real_t *y, double *scratch) {
+                                    real_t *y, int relu, double *scratch) {
   bn_scratch_t t = split(scratch, n, c);
   for (int ch = 0; ch < c; ch++) {
     const double invstd = 1.0 / sqrt((double)running_var[ch] + eps);
@@ -112,20 +136,48 @@ void batchnorm_forward_eval_blocked(int n, int c, int hw, const real_t *x, const
     t.coef_a[ch] = (real_t)(gamma[ch] * invstd);
     t.coef_b[ch] = (real_t)(beta[ch] - running_mean[ch] * gamma[ch] * invstd);
   }
-  normalise(n * (c / B), c / B, hw, x, t.coef_a, t.coef_b, y);
+  normalise(n * (c / B), c / B, hw, x, t.coef_a, t.coef_b, y, relu);
+}
+
+/* One row of backward's dx: from dy (g), or ReLU's masked dy with the forward's
+ * coefficients fa, fb; ca, cb, cc backward's, fm the saved float mean. */
+HV_SIMD_CLONES static void dx_row(int hw, int train, int dx_write, int relu, const real_t *p, const real_t *g,
+                                  const real_t *ca, const real_t *cb, const real_t *cc, const real_t *fm,
+                                  const real_t *fa, const real_t *fb, real_t *q) {
+  for (int j = 0; j < hw; j++) {
+    const size_t at = (size_t)j * B;
+    real_t gj[B]; /* the gradient at batch norm's output: dy, or ReLU's masked dy */
+    for (int k = 0; k < B; k++) gj[k] = relu ? batchnorm_relu_grad(fa[k], p[at + k], fb[k], g[at + k]) : g[at + k];
+    if (train && dx_write) {
+      for (int k = 0; k < B; k++) q[at + k] = ca[k] * gj[k] + cb[k] * (p[at + k] - fm[k]) + cc[k];
+    } else if (train) {
+      for (int k = 0; k < B; k++) q[at + k] += ca[k] * gj[k] + cb[k] * (p[at + k] - fm[k]) + cc[k];
+    } else if (dx_write) {
+      for (int k = 0; k < B; k++) q[at + k] = ca[k] * gj[k];
+    } else {
+      for (int k = 0; k < B; k++) q[at + k] += ca[k] * gj[k];
+    }
+  }
 }
 
 void batchnorm_backward_blocked(int n, int c, int hw, int train, const real_t *x, const real_t *dy,
                                 const real_t *gamma, const real_t *save_mean, const real_t *save_invstd,
-                                real_t *dx, int dx_write, real_t *dgamma, real_t *dbeta, double *scratch) {
+                                real_t *dx, int dx_write, real_t *dgamma, real_t *dbeta, int relu,
+                                double *scratch) {
   const int blocks = c / B, rows = n * blocks;
   const double m = (double)n * hw;
   bn_scratch_t t = split(scratch, n, c);
   /* save_mean holds the float mean: the fmean of batchnorm.c. */
 #pragma omp parallel for schedule(static) PARALLEL_IF(rows)
   for (int r = 0; r < rows; r++) {
-    batchnorm_block_row_sums(ROW(dy, r), hw, NULL, NULL, 0, t.s1 + AT(r), NULL);
-    batchnorm_block_row_sums(ROW(x, r), hw, save_mean + (r % blocks) * B, ROW(dy, r), 0, NULL, t.s2 + AT(r));
+    const int o = (r % blocks) * B;
+    if (relu) {
+      batchnorm_block_row_sums_relu(ROW(x, r), ROW(dy, r), hw, save_mean + o, t.coef_a + o, t.coef_b + o,
+                                    t.s1 + AT(r), t.s2 + AT(r));
+    } else {
+      batchnorm_block_row_sums(ROW(dy, r), hw, NULL, NULL, 0, t.s1 + AT(r), NULL);
+      batchnorm_block_row_sums(ROW(x, r), hw, save_mean + o, ROW(dy, r), 0, NULL, t.s2 + AT(r));
+    }
   }
   real_t *coef_c = (real_t *)t.chan; /* the third coefficient, once chan is free */
   for (int ch = 0; ch < c; ch++) {
@@ -140,31 +192,18 @@ void batchnorm_backward_blocked(int n, int c, int hw, int train, const real_t *x
     const double scale = gamma[ch] * invstd;
     if (train) {
       const double k1 = sdy / m, k2 = dg * invstd / m;
-      t.coef_a[ch] = (real_t)scale;
-      t.coef_b[ch] = (real_t)(-scale * k2);
+      t.bwd_a[ch] = (real_t)scale;
+      t.bwd_b[ch] = (real_t)(-scale * k2);
       coef_c[ch] = (real_t)(-scale * k1);
     } else {
-      t.coef_a[ch] = (real_t)scale;
+      t.bwd_a[ch] = (real_t)scale;
     }
   }
   if (!dx) return;
 #pragma omp parallel for schedule(static) PARALLEL_IF(rows)
   for (int r = 0; r < rows; r++) {
     const int o = (r % blocks) * B;
-    const real_t *p = ROW(x, r), *g = ROW(dy, r), *ca = t.coef_a + o, *cb = t.coef_b + o, *cc = coef_c + o,
-                 *fm = save_mean + o;
-    real_t *q = ROW(dx, r);
-    for (int j = 0; j < hw; j++) {
-      const size_t at = (size_t)j * B;
-      if (train && dx_write) {
-        for (int k = 0; k < B; k++) q[at + k] = ca[k] * g[at + k] + cb[k] * (p[at + k] - fm[k]) + cc[k];
-      } else if (train) {
-        for (int k = 0; k < B; k++) q[at + k] += ca[k] * g[at + k] + cb[k] * (p[at + k] - fm[k]) + cc[k];
-      } else if (dx_write) {
-        for (int k = 0; k < B; k++) q[at + k] = ca[k] * g[at + k];
-      } else {
-        for (int k = 0; k < B; k++) q[at + k] += ca[k] * g[at + k];
-      }
-    }
+    dx_row(hw, train, dx_write, relu, ROW(x, r), ROW(dy, r), t.bwd_a + o, t.bwd_b + o, coef_c + o, save_mean + o,
+           t.coef_a + o, t.coef_b + o, ROW(dx, r));
   }
 }

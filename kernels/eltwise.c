@@ -38,6 +38,13 @@ void axpy_add(size_t n, const real_t *src, real_t *dst) {
   for (size_t i = 0; i < n; i++) dst[i] += src[i];
 }
 
+void axpy_write(size_t n, const real_t *src, real_t *dst) {
+  /* Not a memcpy: 0 + src turns -0.0 into +0.0, as adding to a zeroed buffer does
+   * (compilers keep the addition: it is not an identity with signed zeros). */
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+  for (size_t i = 0; i < n; i++) dst[i] = (real_t)0 + src[i];
+}
+
 void mask_forward(size_t n, const real_t *x, const real_t *mask, real_t *y) {
 #pragma omp parallel for schedule(static) if (n > PAR_MIN)
   for (size_t i = 0; i < n; i++) y[i] = x[i] * mask[i];

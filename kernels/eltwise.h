@@ -16,6 +16,9 @@ void relu_backward_write(size_t n, const real_t *y, const real_t *dy, real_t *dx
 void add_forward(size_t n, const real_t *a, const real_t *b, real_t *y);
 /* dst += src */
 void axpy_add(size_t n, const real_t *src, real_t *dst);
+/* dst = 0 + src: what axpy_add gives on a zeroed dst, bit for bit (a -0.0 in src
+ * becomes +0.0, as it does there), in one pass instead of zeroing and adding. */
+void axpy_write(size_t n, const real_t *src, real_t *dst);
 
 /* y = x * mask, where mask holds 0 or 1/(1-p) (inverted dropout); dx += dy * mask. */
 void mask_forward(size_t n, const real_t *x, const real_t *mask, real_t *y);

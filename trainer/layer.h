@@ -74,10 +74,25 @@ typedef struct layer {
    * else NCHW; model_finalize chooses (model.c: assign_layouts). */
   int blocked;
   int consumers;                         /* inputs of later layers that this output is */
-  /* conv, relu: the only consumer of its input, so backward writes the input gradient
-   * instead of adding to it, and model_backward need not zero it first. */
+  /* conv, relu, batch norm: the only consumer of its input, or (fused passes,
+   * model.c: fuse_layers) the last of several, whose backward runs first; so backward
+   * writes the input gradient instead of adding to it, and model_backward need not
+   * zero it first. */
   int dx_overwrite;
   int grad_written;                      /* dout is written whole by its one consumer */
+  /* Batch norm + ReLU in one pass (model.c: fuse_layers; CPU, either layout): on the
+   * batch norm, the ReLU right after it (id + 1, its only consumer) whose output it
+   * writes and whose output gradient it reads; on that ReLU, that its forward and
+   * backward are done by its producer. The batch norm's own out/dout are then unused
+   * (NULL on the CPU). The GPU's ops ignore both and run the two layers. */
+  int fused_relu, fused_into_producer;
+  /* Residual adds on the CPU (model.c: fuse_layers): an input whose only consumer is
+   * the add shares the add's output gradient (dout_shared: dout is the add's, not
+   * owned), since that gradient passes through unchanged, so the add neither zeroes
+   * nor adds into it; an input with other consumers whose gradient the add contributes
+   * first (the add is its last consumer) gets it written rather than added to a zeroed
+   * buffer (bit k of add_grad_write for input k). */
+  int dout_shared, add_grad_write;
   real_t *plain;                         /* conv: NCHW copies for the im2col fallback */
   double *scratch;                       /* blocked batch norm: per-row sums */
   double *sync_scratch;                  /* SyncBatchNorm's sums, made on first use (model memory) */

@@ -4,7 +4,10 @@
  * statistics and keeps its own running statistics; only gamma/beta gradients are
  * averaged. Evaluation uses the running statistics broadcast from rank 0 at start.
  * With model_set_bn_sync (SyncBatchNorm) training takes the statistics of the batch
- * over all ranks instead (kernels/batchnorm_sync.h), in either layout. */
+ * over all ranks instead (kernels/batchnorm_sync.h), in either layout.
+ * With l->fused_relu (set by model_finalize) the ReLU after it runs in
+ * its passes (batchnorm.h, relu): it writes the ReLU's output and reads the ReLU's
+ * output gradient; SyncBatchNorm has no such kernel and runs the two apart. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,23 +71,34 @@ static void bn_init(layer_t *l, model_t *m) {
   for (int i = 0; i < l->c; i++) g[i] = 1, b[i] = 0, buf[i] = 0, buf[l->c + i] = 1;
 }
 
+int layer_bn_relu_fused(const layer_t *bn, const model_t *m) { return bn->fused_relu && !m->bn_sync.allreduce_sum; }
+
 static void bn_forward(layer_t *l, model_t *m, int train) {
   real_t *buf = m->buffers + l->buf_off;
+  const int relu = layer_bn_relu_fused(l, m);
+  real_t *y = relu ? m->layers[l - m->layers + 1].out : l->out;
   l->train = train;
   if (train && m->bn_sync.allreduce_sum) {
     bn_forward_sync(l, m);
   } else if (l->blocked && train) {
     batchnorm_forward_train_blocked(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
                                     layer_b(m, l), l->eps, l->bn_momentum, buf, buf + l->c, l->save,
-                                    l->save + l->c, l->out, l->scratch);
+                                    l->save + l->c, y, relu, l->scratch);
   } else if (l->blocked) {
     batchnorm_forward_eval_blocked(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
-                                   layer_b(m, l), l->eps, buf, buf + l->c, l->save, l->save + l->c, l->out,
+                                   layer_b(m, l), l->eps, buf, buf + l->c, l->save, l->save + l->c, y, relu,
                                    l->scratch);
+  } else if (train && relu) {
+    batchnorm_forward_train_relu(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l),
+                                 l->eps, l->bn_momentum, buf, buf + l->c, l->save, l->save + l->c, y,
+                                 l->save + 2 * l->c);
   } else if (train) {
     batchnorm_forward_train(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
                             layer_b(m, l), l->eps, l->bn_momentum, buf, buf + l->c, l->save,
                             l->save + l->c, l->out);
+  } else if (relu) {
+    batchnorm_forward_eval_relu(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l), layer_b(m, l),
+                                l->eps, buf, buf + l->c, l->save, l->save + l->c, y, l->save + 2 * l->c);
   } else {
     batchnorm_forward_eval(m->batch, l->c, l->h * l->w, model_src(m, l->in[0]), layer_w(m, l),
                            layer_b(m, l), l->eps, buf, buf + l->c, l->save, l->save + l->c,
@@ -106,9 +120,17 @@ static void bn_backward(layer_t *l, model_t *m) {
     return;
   }
   if (l->blocked) {
-    batchnorm_backward_blocked(m->batch, l->c, l->h * l->w, l->train, model_src(m, l->in[0]), l->dout,
-                               layer_w(m, l), l->save, l->save + l->c, dx, l->dx_overwrite, layer_dw(m, l),
-                               layer_db(m, l), l->scratch);
+    const int relu = layer_bn_relu_fused(l, m);
+    batchnorm_backward_blocked(m->batch, l->c, l->h * l->w, l->train, model_src(m, l->in[0]),
+                               relu ? m->layers[l - m->layers + 1].dout : l->dout, layer_w(m, l), l->save,
+                               l->save + l->c, dx, l->dx_overwrite, layer_dw(m, l), layer_db(m, l), relu,
+                               l->scratch);
+    return;
+  }
+  if (layer_bn_relu_fused(l, m)) {
+    batchnorm_backward_relu(m->batch, l->c, l->h * l->w, l->train, model_src(m, l->in[0]),
+                            m->layers[l - m->layers + 1].dout, layer_w(m, l), l->save, l->save + l->c, dx,
+                            l->dx_overwrite, layer_dw(m, l), layer_db(m, l), l->save + 2 * l->c);
     return;
   }
   batchnorm_backward(m->batch, l->c, l->h * l->w, l->train, model_src(m, l->in[0]), l->dout,

@@ -19,11 +19,18 @@ static size_t count(const layer_t *l, const model_t *m) {
   return (size_t)m->batch * layer_out_size(l);
 }
 
+/* A ReLU whose batch norm computes it (layer.h: fused_relu) has nothing to do. */
+static int relu_done_by_producer(const layer_t *l, const model_t *m) {
+  return l->fused_into_producer && layer_bn_relu_fused(&m->layers[l->in[0]], m);
+}
+
 static void relu_fwd(layer_t *l, model_t *m, int train) {
+  if (relu_done_by_producer(l, m)) return;
   relu_forward(count(l, m), model_src(m, l->in[0]), l->out);
 }
 
 static void relu_bwd(layer_t *l, model_t *m) {
+  if (relu_done_by_producer(l, m)) return;
   if (l->in[0] >= 0 || m->want_input_grad)
     (l->dx_overwrite ? relu_backward_write : relu_backward)(count(l, m), l->out, l->dout, model_dsrc(m, l->in[0]));
 }
@@ -66,10 +73,16 @@ static void add_fwd(layer_t *l, model_t *m, int train) {
   add_forward(count(l, m), model_src(m, l->in[0]), model_src(m, l->in[1]), l->out);
 }
 
+/* The gradient passes to both inputs unchanged: added into each input's buffer, or
+ * (model.c: fuse_layers, layer.h: dout_shared, add_grad_write) already there because
+ * the input shares this buffer, or written because this add contributes first. */
 static void add_bwd(layer_t *l, model_t *m) {
-  for (int k = 0; k < 2; k++)
-    if (l->in[k] >= 0 || m->want_input_grad)
-      axpy_add(count(l, m), l->dout, model_dsrc(m, l->in[k]));
+  for (int k = 0; k < 2; k++) {
+    if (l->in[k] < 0 && !m->want_input_grad) continue;
+    real_t *dx = model_dsrc(m, l->in[k]);
+    if (dx == l->dout) continue;
+    (l->add_grad_write >> k & 1 ? axpy_write : axpy_add)(count(l, m), l->dout, dx);
+  }
 }
 
 static int flatten_setup(layer_t *l, char *err, size_t errlen) {

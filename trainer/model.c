@@ -53,7 +53,7 @@ void model_free_host_buffers(model_t *m) {
     layer_t *l = &m->layers[i];
     if (!l->aliases_input) {
       free(l->out);
-      free(l->dout);
+      if (!l->dout_shared) free(l->dout);
     }
     free(l->save);
     free(l->argmax);
@@ -256,6 +256,73 @@ static void assign_layouts(model_t *m, const trainer_settings_t *set) {
   m->blocked_layout = allow;
 }
 
+/* Whether layer i is the last to read producer id (its backward runs first). */
+static int last_consumer(const model_t *m, int i, int id) {
+  for (int j = i + 1; j < m->n_layers; j++)
+    for (int q = 0; q < m->layers[j].n_in; q++)
+      if (m->layers[j].in[q] == id) return 0;
+  return 1;
+}
+
+/* Fusions of the CPU's element-wise passes, which are bound by memory traffic between
+ * layers (a WRN-10-1 step, 1 thread: batch norm, ReLU, adds and zeroing took 40% of the
+ * time, the convolutions the rest). A batch norm whose only consumer is the ReLU
+ * right after it runs that ReLU in its own passes, in either layout (layer.h:
+ * fused_relu): two passes over the activation fewer forward, three backward. A
+ * residual add's gradient, which passes to both inputs unchanged, is shared with an
+ * input that only the add consumes (no zeroing of that input's gradient, no addition
+ * into it: four passes) and written, not added, into an input whose gradient it
+ * contributes first (layer.h: dout_shared, add_grad_write; one pass); a convolution,
+ * ReLU or batch norm that contributes first to a shared gradient writes it likewise
+ * (dx_overwrite beyond sole consumers). The same bits as without
+ * (tests/trainer/test_fusion_model.c). HV_FUSE=off keeps every layer's own passes (the
+ * reference the tests compare with). Runs after the buffers are allocated. */
+static void fuse_layers(model_t *m, const trainer_settings_t *set) {
+  if (set->fuse_off) return;
+  for (int i = 0; i + 1 < m->n_layers; i++) {
+    layer_t *bn = &m->layers[i], *relu = &m->layers[i + 1];
+    if (bn->kind == LAYER_BATCHNORM2D && bn->consumers == 1 && relu->kind == LAYER_RELU &&
+        relu->in[0] == i)
+      bn->fused_relu = relu->fused_into_producer = 1;
+  }
+  /* A convolution, ReLU or batch norm that reads a tensor other layers read too, and
+   * reads it last (its backward runs first), writes that gradient instead of adding it
+   * to a zeroed buffer; the others add to it (their dx_overwrite needs a sole
+   * consumer). WRN's projection blocks: the shortcut convolution writes the gradient
+   * of the activated input, the first convolution adds (no zeroing, and one pass of
+   * oneDNN's scratch-then-add fewer). */
+  for (int i = 0; i < m->n_layers; i++) {
+    layer_t *l = &m->layers[i];
+    if (l->kind != LAYER_CONV2D && l->kind != LAYER_RELU && l->kind != LAYER_BATCHNORM2D) continue;
+    if (l->in[0] < 0 || l->dx_overwrite || l->fused_into_producer) continue;
+    layer_t *p = &m->layers[l->in[0]];
+    if (p->aliases_input || p->dout_shared || p->consumers < 2) continue;
+    if (p->kind == LAYER_BATCHNORM2D && p->fused_relu) continue; /* its dout is unused */
+    if (last_consumer(m, i, l->in[0])) l->dx_overwrite = p->grad_written = 1;
+  }
+  /* From the last layer down, so an add feeding only another add shares that one's
+   * buffer before its own inputs take it over. */
+  for (int i = m->n_layers - 1; i >= 0; i--) {
+    layer_t *add = &m->layers[i];
+    if (add->kind != LAYER_ADD || add->in[0] == add->in[1]) continue;
+    for (int k = 0; k < 2; k++) {
+      if (add->in[k] < 0) continue;
+      layer_t *p = &m->layers[add->in[k]];
+      if (p->aliases_input || p->dout_shared) continue;
+      if (p->consumers == 1) {
+        free(p->dout);
+        p->dout = add->dout;
+        p->dout_shared = p->grad_written = 1;
+        continue;
+      }
+      if (last_consumer(m, i, add->in[k])) {
+        add->add_grad_write |= 1 << k;
+        p->grad_written = 1;
+      }
+    }
+  }
+}
+
 int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
   if (m->finalized || m->n_layers == 0 || max_batch < 1) {
     model_error(m, "model_finalize: %s", m->finalized ? "called twice"
@@ -307,7 +374,9 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
       l->dout = alloc_activation(out);
       if (!l->out || !l->dout) goto oom;
     }
-    if (l->kind == LAYER_BATCHNORM2D) l->save = malloc(2 * (size_t)l->c * sizeof(real_t));
+    /* Batch norm: saved mean and invstd, then the forward's coefficients when it runs
+     * the ReLU after it (fuse_layers). */
+    if (l->kind == LAYER_BATCHNORM2D) l->save = malloc(4 * (size_t)l->c * sizeof(real_t));
     if (l->kind == LAYER_BATCHNORM2D && l->blocked &&
         !(l->scratch = malloc(batchnorm_blocked_scratch(max_batch, l->c) * sizeof(double))))
       goto oom;
@@ -325,6 +394,7 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
                       p && p->consumers == 1 && !p->aliases_input;
     if (l->dx_overwrite) p->grad_written = 1;
   }
+  fuse_layers(m, &set);
   /* Enough for the whole batch of the largest layer when that fits the target. */
   m->ws_elems = ws_image * (size_t)max_batch;
   size_t target = MODEL_WS_TARGET;

@@ -31,6 +31,10 @@ static inline real_t *layer_db(model_t *m, const layer_t *l) {
 static inline size_t layer_out_size(const layer_t *l) { return (size_t)l->c * l->h * l->w; }
 static inline size_t layer_in_size(const layer_t *l) { return (size_t)l->in_c * l->in_h * l->in_w; }
 
+/* Whether batch norm layer bn runs the ReLU after it in its own passes now (its
+ * fused_relu, and no SyncBatchNorm, which runs them apart). */
+int layer_bn_relu_fused(const layer_t *bn, const model_t *m);
+
 /* A conv2d layer's geometry for a batch of n (conv2d_shape_init applied; conv_setup
  * checked at build that it fits). */
 conv2d_shape_t layer_conv2d_shape(const layer_t *l, int n);

@@ -44,6 +44,7 @@ int trainer_settings_read(trainer_settings_t *s, char *err, size_t errlen) {
   static const char *const layouts[] = {"auto", "nchw", NULL};
   static const char *const convs[] = {"auto", "dnnl", "im2col", NULL};
   static const char *const algos[] = {"auto", "direct", "winograd", NULL};
+  static const char *const fuses[] = {"auto", "off", NULL};
   memset(s, 0, sizeof *s);
   int w = read_word("HV_LAYOUT", layouts, 0, "auto or nchw", err, errlen);
   if (w < 0) return -1;
@@ -54,6 +55,9 @@ int trainer_settings_read(trainer_settings_t *s, char *err, size_t errlen) {
   w = read_word("HV_CONV_ALGO", algos, 0, "auto, direct or winograd", err, errlen);
   if (w < 0) return -1;
   s->conv_algo = w; /* the order of algos[] is TRAINER_CONV_ALGO_*'s */
+  w = read_word("HV_FUSE", fuses, 0, "auto or off", err, errlen);
+  if (w < 0) return -1;
+  s->fuse_off = w == 1;
   return read_int("HV_CONV_WS_KB", 1, TRAINER_CONV_WS_KB_MAX, "KiB of convolution workspace",
                   &s->conv_ws_kb, err, errlen);
 }

@@ -7,6 +7,7 @@
  *   HV_CONV        auto | dnnl (default) | im2col  the CPU convolution
  *   HV_CONV_ALGO   auto (default) | direct | winograd  oneDNN's algorithm
  *   HV_CONV_WS_KB  1 .. 16777216                the im2col workspace target, KiB
+ *   HV_FUSE        auto (default) | off         fused CPU passes (model.c: fuse_layers)
  * Unset or empty means the default. */
 #ifndef HV_TRAINER_SETTINGS_H
 #define HV_TRAINER_SETTINGS_H
@@ -22,6 +23,7 @@ typedef struct trainer_settings {
   int conv_im2col;       /* HV_CONV=im2col */
   int conv_algo;         /* HV_CONV_ALGO, TRAINER_CONV_ALGO_* */
   long long conv_ws_kb;  /* HV_CONV_WS_KB; 0 when unset (the built-in target) */
+  int fuse_off;          /* HV_FUSE=off: every layer runs its own passes (the reference) */
 } trainer_settings_t;
 
 /* Reads the environment into *s (defaults for what is unset). 0, or -1 with the line

@@ -69,11 +69,11 @@ static void test_batchnorm(int n, int c, int hw, double offset) {
       batchnorm_forward_train(n, c, hw, x, gamma, beta, (real_t)1e-5, (real_t)0.1, st, st + c, st + 2 * c,
                               st + 3 * c, y);
       batchnorm_forward_train_blocked(n, c, hw, xb, gamma, beta, (real_t)1e-5, (real_t)0.1, st + 6 * c,
-                                      st + 7 * c, st + 8 * c, st + 9 * c, yb, scratch);
+                                      st + 7 * c, st + 8 * c, st + 9 * c, yb, 0, scratch);
     } else {
       batchnorm_forward_eval(n, c, hw, x, gamma, beta, (real_t)1e-5, st, st + c, st + 2 * c, st + 3 * c, y);
       batchnorm_forward_eval_blocked(n, c, hw, xb, gamma, beta, (real_t)1e-5, st + 6 * c, st + 7 * c, st + 8 * c,
-                                     st + 9 * c, yb, scratch);
+                                     st + 9 * c, yb, 0, scratch);
     }
     CHECK(same_as_plain(n, c, hw, yb, y));
     CHECK(same(st, st + 6 * (size_t)c, 4 * (size_t)c)); /* running and saved statistics */
@@ -82,7 +82,7 @@ static void test_batchnorm(int n, int c, int hw, double offset) {
     for (int ch = 0; ch < c; ch++) st[4 * c + ch] = st[10 * c + ch] = 1, st[5 * c + ch] = st[11 * c + ch] = -1;
     batchnorm_backward(n, c, hw, train, x, dy, gamma, st + 2 * c, st + 3 * c, dx, 0, st + 4 * c, st + 5 * c);
     batchnorm_backward_blocked(n, c, hw, train, xb, dyb, gamma, st + 8 * c, st + 9 * c, dxb, 0, st + 10 * c,
-                               st + 11 * c, scratch);
+                               st + 11 * c, 0, scratch);
     CHECK(same_as_plain(n, c, hw, dxb, dx));
     CHECK(same(st + 4 * c, st + 10 * c, 2 * (size_t)c)); /* dgamma, dbeta */
     CHECK(st[4 * c] != 1);                                /* accumulated something */
@@ -91,7 +91,7 @@ static void test_batchnorm(int n, int c, int hw, double offset) {
     batchnorm_backward(n, c, hw, train, x, dy, gamma, st + 2 * c, st + 3 * c, dx0, 0, gb, gb + c);
     batchnorm_backward(n, c, hw, train, x, dy, gamma, st + 2 * c, st + 3 * c, dxw, 1, gb, gb + c);
     batchnorm_backward_blocked(n, c, hw, train, xb, dyb, gamma, st + 8 * c, st + 9 * c, dxwb, 1, gb + 2 * c,
-                               gb + 3 * c, scratch);
+                               gb + 3 * c, 0, scratch);
     size_t differ = 0;
     for (size_t i = 0; i < len; i++) differ += dxw[i] != dx0[i];
     CHECK(differ == 0);

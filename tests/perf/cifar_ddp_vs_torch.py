@@ -1,6 +1,9 @@
 #!/usr/bin/python3
-"""cifar_ddp_vs_torch.py: training images/second of cifar_ddp against PyTorch 1.13
-DistributedDataParallel (gloo backend) on the CPU: same WideResNet, global batch,
+"""cifar_ddp_vs_torch.py: training images/second of cifar_ddp against PyTorch
+DistributedDataParallel (gloo backend) on the CPU, with any python3 and any torch
+(Debian's 1.13 under /usr/bin/python3, PyPI's 2.x in a venv; the header names it) in
+each --mode of torch_modes.py (eager; channels_last; compiled = channels_last +
+torch.compile of the DDP-wrapped model, skipped on torch < 2): same WideResNet, global batch,
 epochs, data (the first --train-size Fashion-MNIST images padded to 32x32), SGD
 (momentum 0.9, weight decay 5e-4, lr = base-lr x ranks), no augmentation, each rank
 1 thread. A benchmark, not a test: run it on a quiet machine.
@@ -8,8 +11,9 @@ epochs, data (the first --train-size Fashion-MNIST images padded to 32x32), SGD
 Throughput is what both print per epoch: training images of all ranks / training
 time of the epoch (validation excluded). The table shows the steady state: the
 epochs after the first (whose time includes one-off set-up: oneDNN primitive
-creation, first-touch page faults) when --epochs > 1, else the first. Runs alternate between the two programs and the best of --repeat is
-kept for each, which is fairer on a shared machine. The 1-rank cifar_ddp run gives
+creation, first-touch page faults, torch.compile's compilation) when --epochs > 1,
+else the first. Runs alternate between the programs and the median of --repeat
+(--stat best: the best) is kept for each, which is fairer on a shared machine. The 1-rank cifar_ddp run gives
 the scaling efficiency T(2 ranks) / (2 x T(1 rank)). On a loaded machine wall-clock
 rates measure the scheduler as much as the code, so the table also gives training
 images per CPU-second (process CPU time of every rank, all threads, summed).
@@ -27,6 +31,7 @@ import argparse
 import gzip
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,6 +43,9 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_modes  # noqa: E402
 
 FASHION = "/usr/share/datasets/fashion-mnist"
 
@@ -102,7 +110,7 @@ def fashion(split, size):
     return x, torch.from_numpy(y.astype(np.int64))
 
 
-def torch_worker(rank, world, a, model_name, port, q):
+def torch_worker(rank, world, a, model_name, mode, port, q):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     if a.bind == "core":
@@ -111,11 +119,17 @@ def torch_worker(rank, world, a, model_name, port, q):
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(a.seed)
     depth, k = map(int, model_name.split("-")[1:])
-    model = nn.parallel.DistributedDataParallel(WideResNet(depth, k, 1))
+    net = WideResNet(depth, k, 1)
+    if mode != "eager":
+        net = net.to(memory_format=torch.channels_last)
+    model = nn.parallel.DistributedDataParallel(net)
     opt = torch.optim.SGD(model.parameters(), lr=a.base_lr * world, momentum=0.9,
                           weight_decay=5e-4)
+    if mode == "compiled":
+        model = torch.compile(model)  # DDP first, then compile: PyTorch's recommended order
     xtr, ytr = fashion("train", a.train_size)
     xte, yte = fashion("test", a.test_size)
+    xtr, xte = torch_modes.prepare_input(xtr, mode), torch_modes.prepare_input(xte, mode)
     local = a.batch_size // world
     sampler = torch.utils.data.distributed.DistributedSampler(
         torch.utils.data.TensorDataset(xtr, ytr), num_replicas=world, rank=rank, shuffle=True,
@@ -148,7 +162,7 @@ def torch_worker(rank, world, a, model_name, port, q):
                                          float(len(out))])
         dist.all_reduce(correct)
         if rank == 0:
-            print(f"  torch {model_name} epoch {epoch + 1}: {steps * local * world / dt:.1f} "
+            print(f"  torch {mode} {model_name} epoch {epoch + 1}: {steps * local * world / dt:.1f} "
                   f"images/s, val acc {correct[0] / correct[1]:.4f}", flush=True)
     if rank == 0:
         q.put((steady(rates), steady(cpu_rates)))
@@ -161,11 +175,11 @@ def steady(rates):
     return sum(r) / len(r)
 
 
-def torch_run(a, model_name, world):
+def torch_run(a, model_name, world, mode):
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     port = 29500 + (os.getpid() % 1000)
-    mp.spawn(torch_worker, args=(world, a, model_name, port, q), nprocs=world, join=True)
+    mp.spawn(torch_worker, args=(world, a, model_name, mode, port, q), nprocs=world, join=True)
     return q.get()
 
 
@@ -189,11 +203,19 @@ def hv_run(a, model_name, world):
             steady([e["images"] / e["cpu_seconds"] for e in epochs]))
 
 
+def summary(runs, stat):
+    """Per column (wall, cpu) the median or the best of the runs."""
+    cols = list(zip(*runs))
+    return [statistics.median(c) if stat == "median" else max(c) for c in cols]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cifar-ddp", required=True, help="path to the cifar_ddp executable")
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--models", default="wrn-10-1,wrn-16-1,wrn-16-4")
+    ap.add_argument("--mode", default="eager",
+                    help="comma-separated torch modes: eager, channels_last, compiled")
     ap.add_argument("--batch-size", type=int, default=128)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--train-size", type=int, default=2048)
@@ -201,28 +223,44 @@ def main():
     ap.add_argument("--base-lr", type=float, default=0.01)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--stat", default="median", choices=["median", "best"])
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--bind", default="core", choices=["core", "none"],
                     help="pin rank r of both programs to CPU r (core), or not (none)")
     a = ap.parse_args()
-    print(f"# torch {torch.__version__} DDP gloo vs cifar_ddp (hv), {a.ranks} ranks x 1 thread,"
-          f" {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}; Fashion-MNIST "
-          f"{a.train_size} train / {a.test_size} test, global batch {a.batch_size}, "
-          f"{a.epochs} epochs, best of {a.repeat}, bind {a.bind}", flush=True)
+    modes = []
+    for m in torch_modes.parse_modes(a.mode):
+        why = torch_modes.mode_skip_reason(m)
+        if why:
+            print(f"# skipped: {why}", flush=True)
+        else:
+            modes.append(m)
+    if "compiled" in modes:
+        print(f"# {torch_modes.describe_compiled()}", flush=True)
+    print(f"# {torch_modes.describe()} DDP gloo, modes {','.join(modes) or '(none)'}, vs cifar_ddp "
+          f"(hv), {a.ranks} ranks x 1 thread, {os.cpu_count()} cpus, load average "
+          f"{os.getloadavg()[0]:.1f}; Fashion-MNIST {a.train_size} train / {a.test_size} test, "
+          f"global batch {a.batch_size}, {a.epochs} epochs, {a.stat} of {a.repeat}, bind {a.bind}",
+          flush=True)
     rows = []
     for name in a.models.split(","):
-        best = [[0.0, 0.0] for _ in range(3)]  # torch, hv N ranks, hv 1 rank: (wall, cpu)
+        runs = {m: [] for m in modes}
+        hv_n, hv_1 = [], []
         for _ in range(a.repeat):
-            for i, r in enumerate((torch_run(a, name, a.ranks), hv_run(a, name, a.ranks),
-                                   hv_run(a, name, 1))):
-                best[i] = [max(best[i][0], r[0]), max(best[i][1], r[1])]
-        rows.append((name, best))
+            for m in modes:
+                runs[m].append(torch_run(a, name, a.ranks, m))
+            hv_n.append(hv_run(a, name, a.ranks))
+            hv_1.append(hv_run(a, name, 1))
+        rows.append((name, {m: summary(r, a.stat) for m, r in runs.items()}, summary(hv_n, a.stat),
+                     summary(hv_1, a.stat)))
     print(f"# wall clock: images/second | per CPU-second: images/(CPU-second of all ranks)")
-    print(f"# {'model':9} {'batch':>5} {'torch':>8} {'hv':>8} {'hv/torch':>8} {'hv 1rk':>8} "
-          f"{'scaling':>7} | {'torch':>7} {'hv':>7} {'hv/torch':>8}")
-    for name, ((tw, tc), (hw, hc), (h1, _)) in rows:
-        print(f"  {name:9} {a.batch_size:5d} {tw:8.1f} {hw:8.1f} {hw / tw:8.2f} {h1:8.1f} "
-              f"{hw / (a.ranks * h1):7.2f} | {tc:7.1f} {hc:7.1f} {hc / tc:8.2f}")
+    print(f"# {'model':9} {'batch':>5} {'torch mode':>14} {'torch':>8} {'hv':>8} {'hv/torch':>8} "
+          f"{'hv 1rk':>8} {'scaling':>7} | {'torch':>7} {'hv':>7} {'hv/torch':>8}")
+    for name, tor, (hw, hc), (h1, _) in rows:
+        for m, (tw, tc) in tor.items():
+            print(f"  {name:9} {a.batch_size:5d} {m:>14} {tw:8.1f} {hw:8.1f} {hw / tw:8.2f} "
+                  f"{h1:8.1f} {hw / (a.ranks * h1):7.2f} | {tc:7.1f} {hc:7.1f} {hc / tc:8.2f}")
+    print(f"# load average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":

@@ -5,16 +5,26 @@ on the same models, batch sizes, thread counts and synthetic data, side by side.
 One step = forward, mean cross-entropy, backward, SGD (momentum 0.9, weight decay
 5e-4), in float32, batch-norm in training mode. The C side is bench_trainer (built
 with the trainer; OPENBLAS_NUM_THREADS sets its threads); the PyTorch side runs
-torch.set_num_threads(t). Runs alternate between the two and the best of --repeat
-is kept for each, which is fairer on a shared machine. --cpu-time divides by the
-process CPU time instead of wall time (both sides): with 1 thread and a busy machine
-it measures the code, not the scheduler; with more threads it is not throughput.
+torch.set_num_threads(t), in each --mode of torch_modes.py (eager, channels_last,
+compiled = channels_last + torch.compile; compiled is skipped, with a message, on
+torch < 2). Any python3 with any torch runs it: Debian's /usr/bin/python3 has 1.13,
+a venv with PyPI's torch 2.x the current one; the header names the version.
+
+Runs alternate between hv and each mode, --repeat times; the table gives the median
+of each (--stat best for the best), which is fairer on a shared machine, and the ratio
+hv/torch of those medians. Each torch model is built (and compiled) once per model and
+thread count; its --warmup steps, compilation included, are not timed. --cpu-time
+divides by the process CPU time instead of wall time (both sides): with 1 thread and a
+busy machine it measures the code, not the scheduler; with more threads it is not
+throughput.
 
   python3 tests/perf/compare_pytorch.py --bench build/tests/trainer/bench_trainer
+  /opt/torch2/bin/python tests/perf/compare_pytorch.py --bench ... --mode eager,channels_last,compiled
 """
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -22,6 +32,9 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_modes  # noqa: E402
 
 
 class ConvNet(nn.Module):
@@ -81,7 +94,9 @@ class WideResNet(nn.Module):
 CLOCK = time.perf_counter
 
 
-def torch_bench(name, batch, threads, steps, warmup):
+def torch_stepper(name, batch, threads, mode, warmup):
+    """A function that runs `steps` training steps and returns images/second, after
+    building the model in the mode and running --warmup steps (compilation)."""
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     if name == "convnet":
@@ -91,16 +106,27 @@ def torch_bench(name, batch, threads, steps, warmup):
         model, shape = WideResNet(depth, k), (batch, 3, 32, 32)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-    x = torch.randn(shape)
+    model = torch_modes.prepare(model, mode)
+    x = torch_modes.prepare_input(torch.randn(shape), mode)
     y = torch.randint(0, 10, (batch,))
-    for s in range(warmup + steps):
-        if s == warmup:
-            t0 = CLOCK()
+
+    def step():
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
-    return steps * batch / (CLOCK() - t0)
+
+    for _ in range(warmup):
+        step()
+
+    def run(steps):
+        torch.set_num_threads(threads)
+        t0 = CLOCK()
+        for _ in range(steps):
+            step()
+        return steps * batch / (CLOCK() - t0)
+
+    return run
 
 
 def hv_bench(bench, name, batch, threads, steps, warmup):
@@ -112,35 +138,66 @@ def hv_bench(bench, name, batch, threads, steps, warmup):
     return float(re.search(r"images_per_s=([0-9.]+)", out).group(1))
 
 
+def summary(values, stat):
+    return statistics.median(values) if stat == "median" else max(values)
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--bench", required=True, help="path to the bench_trainer executable")
+    ap.add_argument("--baseline", help="another bench_trainer (e.g. the previous build), run "
+                    "interleaved with the others: its img/s and hv/baseline are added")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default="convnet:100,wrn-10-1:64,wrn-16-4:64")
+    ap.add_argument("--mode", default="eager",
+                    help="comma-separated torch modes: eager, channels_last, compiled")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--stat", default="median", choices=["median", "best"])
     ap.add_argument("--cpu-time", action="store_true", help="divide by CPU time, not wall time")
     a = ap.parse_args()
     global CLOCK
     if a.cpu_time:
         CLOCK = time.process_time
-    print(f"# torch {torch.__version__}, oneDNN {torch.backends.mkldnn.is_available()}, "
-          f"{os.cpu_count()} cpus, {'CPU' if a.cpu_time else 'wall'} time, best of {a.repeat}, "
-          f"load average {os.getloadavg()[0]:.1f}")
-    print(f"# {'model':10} {'batch':>5} {'threads':>7} {'torch img/s':>12} {'hv img/s':>10} "
-          f"{'hv/torch':>8}")
+    modes = []
+    for m in torch_modes.parse_modes(a.mode):
+        why = torch_modes.mode_skip_reason(m)
+        if why:
+            print(f"# skipped: {why}", flush=True)
+        else:
+            modes.append(m)
+    if "compiled" in modes:
+        print(f"# {torch_modes.describe_compiled()}", flush=True)
+    print(f"# {torch_modes.describe()}, modes {','.join(modes) or '(none)'}; {os.cpu_count()} cpus, "
+          f"{'CPU' if a.cpu_time else 'wall'} time, {a.stat} of {a.repeat}, "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    base_cols = f" {'base img/s':>10} {'hv/base':>7} {'base/torch':>10}" if a.baseline else ""
+    print(f"# {'model':10} {'batch':>5} {'threads':>7} {'torch mode':>14} {'torch img/s':>12} "
+          f"{'hv img/s':>10} {'hv/torch':>8}{base_cols}")
     for spec in a.models.split(","):
         name, batch = spec.split(":")
         batch = int(batch)
         steps = a.steps if name != "wrn-16-4" else max(3, a.steps // 3)
         for t in map(int, a.threads.split(",")):
-            best_t = best_h = 0.0
+            runs = {m: torch_stepper(name, batch, t, m, a.warmup) for m in modes}
+            tv = {m: [] for m in modes}
+            hv, base = [], []
             for _ in range(a.repeat):
-                best_t = max(best_t, torch_bench(name, batch, t, steps, a.warmup))
-                best_h = max(best_h, hv_bench(a.bench, name, batch, t, steps, a.warmup))
-            print(f"  {name:10} {batch:5d} {t:7d} {best_t:12.1f} {best_h:10.1f} "
-                  f"{best_h / best_t:8.2f}", flush=True)
+                hv.append(hv_bench(a.bench, name, batch, t, steps, a.warmup))
+                if a.baseline:
+                    base.append(hv_bench(a.baseline, name, batch, t, steps, a.warmup))
+                for m in modes:
+                    tv[m].append(runs[m](steps))
+            h = summary(hv, a.stat)
+            b = summary(base, a.stat) if a.baseline else 0
+            for m in modes:
+                tm = summary(tv[m], a.stat)
+                extra = f" {b:10.1f} {h / b:7.2f} {b / tm:10.2f}" if a.baseline else ""
+                print(f"  {name:10} {batch:5d} {t:7d} {m:>14} {tm:12.1f} {h:10.1f} "
+                      f"{h / tm:8.2f}{extra}", flush=True)
+            del runs
+    print(f"# load average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
-"""mnist_nn_vs_torch.py: mnist_nn (C, on hv) against the same procedure in PyTorch 1.13
-on the CPU: one bootstrap x --settings random-search settings with narrowed ranges, each
+"""mnist_nn_vs_torch.py: mnist_nn (C, on hv) against the same procedure in PyTorch
+(any python3 with any torch: Debian's 1.13, PyPI's 2.x; the output names it) on the CPU: one bootstrap x --settings random-search settings with narrowed ranges, each
 scored by k-fold CV on the bootstrap sample, the best refit on the whole sample, test
-error. A benchmark, not a test (Debian python3-torch; run it on a quiet machine).
+error. A benchmark, not a test (run it on a quiet machine). --mode (torch_modes.py):
+eager (default), channels_last, or compiled (channels_last + torch.compile, torch >= 2
+only; it compiles each of the settings x folds models anew, which on 2 cores takes
+longer than the training it times, so the wall time compares poorly by design).
 
 Faithful port of the study's loop: nn.Sequential(Conv2d(1, n_conv, k) - ReLU - Flatten -
 Linear(n_conv*(29-k)^2, n_hidden) - ReLU - Linear(n_hidden, 10)), SGD(lr, momentum),
@@ -35,6 +38,9 @@ import time
 import numpy as np
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_modes  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "..", "workloads", "data", "mnist-10k")
@@ -88,6 +94,7 @@ def train(x, y, idx, hp, a, loader, seed):
     gen = torch.Generator().manual_seed(seed)
     model = net(hp["n_conv"], hp["kernel"], hp["n_hidden"])
     opt = torch.optim.SGD(model.parameters(), lr=hp["lr"], momentum=hp["momentum"])
+    model = torch_modes.prepare(model, a.mode)
     loss_fn = nn.CrossEntropyLoss()
     prev, epochs = float("inf"), 0
     model.train()
@@ -95,7 +102,7 @@ def train(x, y, idx, hp, a, loader, seed):
         total = 0.0
         for xb, yb in batches(x, y, idx, a.batch, loader, gen):
             opt.zero_grad()
-            loss = loss_fn(model(xb), yb)
+            loss = loss_fn(model(torch_modes.prepare_input(xb, a.mode)), yb)
             loss.backward()
             opt.step()
             total += loss.item() * len(yb)
@@ -108,12 +115,12 @@ def train(x, y, idx, hp, a, loader, seed):
 
 
 @torch.no_grad()
-def errors(model, x, y, idx):
+def errors(model, x, y, idx, mode="eager"):
     model.eval()
     wrong = 0
     for i in range(0, len(idx), 1000):
         b = idx[i:i + 1000]
-        wrong += int((model(x[b]).argmax(1) != y[b]).sum())
+        wrong += int((model(torch_modes.prepare_input(x[b], mode)).argmax(1) != y[b]).sum())
     return wrong
 
 
@@ -127,13 +134,13 @@ def run_torch(a, plan, settings, xtr, ytr, xte, yte, loader):
         for f in range(a.folds):
             tr, va = sample[sfold != f], sample[sfold == f]
             model, _ = train(xtr, ytr, tr, hp, a, loader, a.seed * 1000 + s * 10 + f)
-            wrong += errors(model, xtr, ytr, va)
+            wrong += errors(model, xtr, ytr, va, a.mode)
         cv.append(wrong / n)
     best = min(range(len(cv)), key=lambda s: (cv[s], s))
     model, epochs = train(xtr, ytr, sample, settings[best], a, loader, a.seed * 1000 + 999)
     return {"cv": cv, "best": best, "epochs": epochs,
-            "train_error": errors(model, xtr, ytr, sample) / n,
-            "test_error": errors(model, xte, yte, torch.arange(len(yte))) / len(yte)}
+            "train_error": errors(model, xtr, ytr, sample, a.mode) / n,
+            "test_error": errors(model, xte, yte, torch.arange(len(yte)), a.mode) / len(yte)}
 
 
 def cpu_children():
@@ -167,7 +174,14 @@ def main():
                    "--log-momentum-min -1 --log-momentum-max -0.2",
                    help="narrowed ranges passed to mnist_nn")
     p.add_argument("--loader", choices=["dataloader", "tensor", "both"], default="both")
+    p.add_argument("--mode", default="eager", choices=list(torch_modes.MODES))
     a = p.parse_args()
+    why = torch_modes.mode_skip_reason(a.mode)
+    if why:
+        sys.exit(f"skipped: {why}")
+    print(f"# {torch_modes.describe()}, mode {a.mode}", flush=True)
+    if a.mode == "compiled":
+        print(f"# {torch_modes.describe_compiled()}", flush=True)
 
     torch.set_num_threads(a.threads)
     out = tempfile.mkdtemp(prefix="mnist_nn_bench_")
@@ -217,14 +231,14 @@ def main():
         print(f"  {s:7d} {hp['n_conv']:7d} {hp['kernel']:6d} {hp['n_hidden']:8d} "
               f"{hp['lr']:8.3g} {hp['momentum']:9.3g}   {100 * c_cv[s]:17.2f}% "
               + " ".join(f"{100 * r_['cv'][s]:9.2f}%" for r_ in results.values()))
-    print(f"\n{'program':<22} {'wall s':>8} {'CPU s':>8} {'best':>5} {'test error':>11}")
-    print(f"{'mnist_nn (C, hv)':<22} {c_wall:8.2f} {c_cpu:8.2f} "
+    print(f"\n{'program':<34} {'wall s':>8} {'CPU s':>8} {'best':>5} {'test error':>11}")
+    print(f"{'mnist_nn (C, hv)':<34} {c_wall:8.2f} {c_cpu:8.2f} "
           f"{[float(x) for x in c_cv].index(min(c_cv)):5d} {100 * float(c_model['test_error']):10.2f}%")
     for k, r_ in results.items():
-        print(f"{'pytorch ' + k:<22} {r_['wall']:8.2f} {r_['cpu']:8.2f} {r_['best']:5d} "
+        print(f"{'pytorch ' + a.mode + ' ' + k:<34} {r_['wall']:8.2f} {r_['cpu']:8.2f} {r_['best']:5d} "
               f"{100 * r_['test_error']:10.2f}%")
     for k, r_ in results.items():
-        print(f"speed-up of mnist_nn over pytorch {k}: {r_['wall'] / c_wall:.2f}x wall, "
+        print(f"speed-up of mnist_nn over pytorch {torch.__version__} {a.mode} {k}: {r_['wall'] / c_wall:.2f}x wall, "
               f"{r_['cpu'] / c_cpu:.2f}x CPU")
 
 
