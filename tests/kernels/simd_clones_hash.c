@@ -18,6 +18,10 @@ int main(void) {
   float *x = malloc(len * 4), *dy = malloc(len * 4), *y = malloc(len * 4), *dx = malloc(len * 4);
   float g[48], b[48], st[48 * 8], coef[96];
   double *sc = malloc(batchnorm_blocked_scratch(n, c) * sizeof(double));
+  if (!x || !dy || !y || !dx || !sc) {
+    fprintf(stderr, "simd_clones_hash: out of memory\n");
+    return 1;
+  }
   for (size_t i = 0; i < len; i++) { s = s * 1103515245u + 12345u; x[i] = ((s >> 8) & 0xffff) / 32768.0f - 0.7f; s = s * 1103515245u + 12345u; dy[i] = ((s >> 8) & 0xffff) / 32768.0f - 1.0f; }
   for (int k = 0; k < c; k++) g[k] = 1 + k * 0.01f, b[k] = k * 0.003f - 0.05f;
   for (int relu = 0; relu <= 1; relu++) for (int train = 0; train <= 1; train++) {
@@ -33,5 +37,7 @@ int main(void) {
     if (train && !relu) { batchnorm_forward_train(n, c, hw, x, g, b, 1e-5f, 0.1f, st, st + c, st + 2 * c, st + 3 * c, y);
       batchnorm_backward(n, c, hw, 1, x, dy, g, st + 2 * c, st + 3 * c, dx, 1, st + 4 * c, st + 5 * c); eat(y, len * 4); eat(dx, len * 4); }
   }
-  printf("%016llx\n", (unsigned long long)h); return 0;
+  printf("%016llx\n", (unsigned long long)h);
+  free(x), free(dy), free(y), free(dx), free(sc);
+  return 0;
 }
