@@ -60,7 +60,7 @@ const char *cifar_args_usage(void) {
          "                        and training stays in FP32)\n"
          "  --compression C       gradient allreduce on the wire: none | fp16 [none]\n"
          "  --comm-hook H         what a gradient bucket goes through (DDP comm hook):\n"
-         "                        allreduce | fp16 | bf16 | int8 (CPU models) |\n"
+         "                        allreduce | fp16 | bf16 (CPU models) | int8 |\n"
          "                        powersgd[:rank=R,start=S] (PowerSGD rank R [1] after S\n"
          "                        plain steps [1000]); adds a line per epoch with the\n"
          "                        bytes sent per step and the compression ratio [allreduce]\n"
