@@ -17,7 +17,11 @@
 # PyTorch's docs advise for start_powerSGD_iter). A number for TRAIN gives a short
 # stand-in on the first TRAIN/TEST images at global batch 128 and lr 0.05.
 # The runs go seed by seed (every hook for seed 1, then seed 2...), so an interrupted
-# sweep still compares the hooks on the seeds it finished.
+# sweep still compares the hooks on the seeds it finished; REUSE=1 keeps the runs of an
+# earlier sweep into OUT_DIR that finished all their epochs (to finish a sweep, or to
+# redraw the plot). OUT_DIR/accuracy_hooks.csv lists every run's validation accuracy
+# per epoch (hook,seed,epoch,val_accuracy); the plot has one colour per hook and one
+# dash pattern per seed.
 set -u
 B=$(cd "$1" && pwd); OUT=$2; EPOCHS=${3:-3}; TRAIN=${4:-4096}; TEST=${5:-1024}; SEEDS=${6:-1 2 3}
 HOOKS=${7:-allreduce powersgd:rank=4,start=10 int8}
@@ -36,6 +40,10 @@ echo "# $(date -u '+%F %H:%M') wrn-10-1 fashion-mnist, $EPOCHS epochs, $what, se
 for seed in $SEEDS; do
   for hook in $HOOKS; do
     d=$(dir_of "$hook" "$seed")
+    if [ "${REUSE:-0}" = 1 ] && [ -s "$d/results.csv" ] && [ "$(($(wc -l < "$d/results.csv") - 1))" -ge "$EPOCHS" ]; then
+      echo "$hook seed $seed: final validation accuracy $(awk -F, 'END { print $5 }' "$d/results.csv") (kept from an earlier sweep)"
+      continue
+    fi
     t0=$(date +%s)
     mpirun --oversubscribe -np 2 -x OPENBLAS_NUM_THREADS=1 "$B/workloads/cifar_ddp" --dataset fashion-mnist \
       --model wrn-10-1 "${recipe[@]}" --epochs "$EPOCHS" --seed "$seed" --comm-hook "$hook" \
@@ -46,18 +54,23 @@ for seed in $SEEDS; do
   done
 done
 plot=""
+echo "hook,seed,epoch,val_accuracy" > "$OUT/accuracy_hooks.csv"
+h=0
 for hook in $HOOKS; do
   accs=""
+  h=$((h + 1)); s=0
   for seed in $SEEDS; do
     d=$(dir_of "$hook" "$seed")
+    s=$((s + 1))
     [ -s "$d/results.csv" ] || continue
     accs="$accs $(awk -F, 'END { print $5 }' "$d/results.csv")"
-    plot="$plot${plot:+, }'$d/results.csv' using 1:5 with linespoints title '$hook seed $seed'"
+    awk -F, -v h="$hook" -v s="$seed" 'NR > 1 { print h "," s "," $1 "," $5 }' "$d/results.csv" >> "$OUT/accuracy_hooks.csv"
+    plot="$plot${plot:+, }'$d/results.csv' using 1:5 with linespoints lc $h dt $s title '$hook seed $seed'"
   done
   m=$(echo "$accs" | tr ' ' '\n' | grep . | med)
   [ "$hook" = allreduce ] && base=$m
   echo "$hook: median final accuracy $m of ($accs ) ${base:+$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%+.2f points vs allreduce", 100 * (a - b) }')}"
 done
 gnuplot -e "set terminal png size 900,600; set output '$OUT/accuracy_hooks.png'; set datafile separator ',';
-  set key bottom right; set xlabel 'epoch'; set ylabel 'validation accuracy'; plot $plot" 2>/dev/null &&
+  set key bottom right; set xtics 1; set xlabel 'epoch'; set ylabel 'validation accuracy'; plot $plot" 2>/dev/null &&
   echo "plot: $OUT/accuracy_hooks.png"
