@@ -12,18 +12,22 @@
  * allreduce's would be) and keeps no residual.
  * Bytes: 4 per chunk plus 1 per element from each rank (a quarter of float32). The
  * allgather moves (n - 1) such messages to every rank, so against the ring
- * allreduce's 2 (n - 1) / n float32 the saving is 8 / n: 4x at 2 ranks, none at 8. */
+ * allreduce's 2 (n - 1) / n float32 the saving is 8 / n: 4x at 2 ranks, none at 8.
+ * A GPU model's buckets go to gpu/ddp_hook_int8_gpu.c (device kernels, the same
+ * record and bits); the residual then lives on the device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddp_hook_int8_internal.h"
 #include "ddp_hooks.h"
 
 typedef struct int8_bucket {
   real_t *error;   /* (n) */
   uint8_t *wire;   /* (size * record) every rank's record: scales, then int8 values */
   size_t n, record;
+  int8_gpu_t *gpu; /* a GPU model's bucket: its device arrays (error and wire unused) */
 } int8_bucket_t;
 
 typedef struct int8_state {
@@ -74,10 +78,12 @@ static int8_bucket_t *bucket_state(int8_state_t *s, ddp_bucket_t *b, int size) {
     ddp_bucket_grads(b, &ib->n);
     const size_t chunks = (ib->n + s->chunk - 1) / s->chunk;
     ib->record = (chunks * sizeof(float) + ib->n + 3) / 4 * 4;
-    ib->error = calloc(ib->n, sizeof *ib->error);
+    ib->error = calloc(ib->n + 1, sizeof *ib->error);
     ib->wire = malloc(ib->record * (size_t)size);
     if (!ib->error || !ib->wire) return NULL;
+    if (!ddp_bucket_on_host(b) && int8_gpu_prepare(&ib->gpu, b, ib->n, s->chunk, ib->record)) return NULL;
   }
+  if (!ddp_bucket_on_host(b) && !ib->gpu) return NULL; /* its preparation failed: never the host path */
   return ib;
 }
 
@@ -89,13 +95,13 @@ static int int8_prepare(void *state, ddp_bucket_t *b) {
 
 static int int8_start(void *state, ddp_bucket_t *b) {
   int8_state_t *s = state;
-  if (!ddp_bucket_on_host(b)) return ddp_bucket_fail(b, "runs on CPU models only");
   hv_comm_t *comm = ddp_bucket_comm(b);
   int size = 1, me = 0;
   hv_comm_size(comm, &size);
   hv_comm_rank(comm, &me);
   int8_bucket_t *ib = bucket_state(s, b, size);
   if (!ib) return ddp_bucket_fail(b, "out of memory");
+  if (ib->gpu) return int8_gpu_start(ib->gpu, b);
   size_t n;
   const real_t *g = ddp_bucket_grads(b, &n);
   uint8_t *rec = ib->wire + (size_t)me * ib->record;
@@ -117,6 +123,7 @@ static int int8_start(void *state, ddp_bucket_t *b) {
 static int int8_finish(void *state, ddp_bucket_t *b) {
   int8_state_t *s = state;
   int8_bucket_t *ib = &s->b[ddp_bucket_index(b)];
+  if (ib->gpu) return int8_gpu_finish(ib->gpu, b);
   hv_comm_t *comm = ddp_bucket_comm(b);
   if (hv_wait(*ddp_bucket_handle(b)) != HV_SUCCESS) return ddp_bucket_fail(b, "%s", hv_comm_last_error(comm));
   int size = 1;
@@ -151,7 +158,10 @@ static void int8_state_copy(void *state, real_t *out, int load) {
   int8_state_t *s = state;
   for (int i = 0; i < s->nb; i++) {
     if (!s->b[i].error) continue;
-    if (load) memcpy(s->b[i].error, out, s->b[i].n * sizeof *out);
+    if (s->b[i].gpu) {
+      if (int8_gpu_state_copy(s->b[i].gpu, out, load))
+        fprintf(stderr, "ddp: int8: bucket %d: the residual could not be copied %s the GPU\n", i, load ? "to" : "from");
+    } else if (load) memcpy(s->b[i].error, out, s->b[i].n * sizeof *out);
     else memcpy(out, s->b[i].error, s->b[i].n * sizeof *out);
     out += s->b[i].n;
   }
@@ -162,6 +172,7 @@ static void int8_free(void *state) {
   for (int i = 0; i < s->nb; i++) {
     free(s->b[i].error);
     free(s->b[i].wire);
+    int8_gpu_free(s->b[i].gpu);
   }
   free(s->b);
   free(s);

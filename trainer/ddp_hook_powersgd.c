@@ -17,13 +17,17 @@
  * A rank above min(rows, cols) is clamped to it, with a warning from rank 0 (such a
  * matrix is then too small to compress unless min_rate < 1).
  * The matrix products are BLAS (cblas_?gemm), the orthogonalisation BLAS level 1. The
- * P allreduce overlaps the rest of backward; the Q allreduce blocks in ddp_wait. */
+ * P allreduce overlaps the rest of backward; the Q allreduce blocks in ddp_wait.
+ * A GPU model's buckets take the same plan and the same first Q from here and run on
+ * the device (gpu/ddp_hook_powersgd_gpu.c: cuBLAS, cuSOLVER, hv_cuda.h); this file
+ * is their reference (tests/trainer/gpu_powersgd.c). */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddp_hook_powersgd_internal.h"
 #include "ddp_hooks.h"
 #include "rng.h"
 
@@ -43,25 +47,6 @@
 #define WIRE HV_FLOAT32
 #endif
 
-typedef struct psgd_matrix {
-  size_t off, rows, cols, rank; /* off: in the bucket */
-  size_t p_off, q_off;          /* in the bucket's P region and Q array */
-} psgd_matrix_t;
-
-typedef struct psgd_bucket {
-  int planned;
-  psgd_matrix_t *mats;
-  int n_mats;
-  size_t *plain_off, *plain_len; /* the uncompressed tensors */
-  int n_plain;
-  size_t n, n_plain_elems, p_elems, q_elems;
-  real_t *error; /* (n): x - P Q^T of the matrices; 0 elsewhere */
-  real_t *q;     /* (q_elems): every matrix's Q, warm start */
-  int q_ready;
-  real_t *wire;  /* (n_plain_elems + p_elems): the plain values, then the P's */
-  int compressed; /* this step */
-} psgd_bucket_t;
-
 typedef struct psgd {
   ddp_powersgd_config_t cfg;
   psgd_bucket_t *b;
@@ -70,7 +55,7 @@ typedef struct psgd {
 
 /* Modified Gram-Schmidt on the r columns of a (rows x r, row-major), as torch's
  * _orthogonalize_gram_schmidt; a zero column stays zero (torch divides by 0 there). */
-static void orthogonalize(real_t *a, size_t rows, size_t r) {
+void psgd_orthogonalize(real_t *a, size_t rows, size_t r) {
   for (size_t i = 0; i < r; i++) {
     real_t *col = a + i;
     const real_t norm = NRM2((int)rows, col, (int)r);
@@ -117,6 +102,7 @@ static int plan(psgd_t *s, psgd_bucket_t *pb, ddp_bucket_t *b) {
   pb->q = calloc(pb->q_elems + 1, sizeof *pb->q);
   pb->wire = malloc((pb->n_plain_elems + pb->p_elems + 1) * sizeof *pb->wire);
   if (!pb->error || !pb->q || !pb->wire) return ddp_bucket_fail(b, "out of memory");
+  if (!ddp_bucket_on_host(b) && psgd_gpu_prepare(pb, b)) return -1;
   pb->planned = 1;
   return 0;
 }
@@ -144,15 +130,20 @@ static void init_q(const psgd_t *s, psgd_bucket_t *pb, int bucket) {
   rng_t rng;
   rng_seed(&rng, s->cfg.seed * 1000003u + (uint64_t)bucket);
   for (size_t i = 0; i < pb->q_elems; i++) pb->q[i] = (real_t)rng_normal(&rng);
-  for (int m = 0; m < pb->n_mats; m++) orthogonalize(pb->q + pb->mats[m].q_off, pb->mats[m].cols, pb->mats[m].rank);
+  for (int m = 0; m < pb->n_mats; m++) psgd_orthogonalize(pb->q + pb->mats[m].q_off, pb->mats[m].cols, pb->mats[m].rank);
   pb->q_ready = 1;
 }
 
 static int psgd_start(void *state, ddp_bucket_t *b) {
   psgd_t *s = state;
-  if (!ddp_bucket_on_host(b)) return ddp_bucket_fail(b, "runs on CPU models only");
   psgd_bucket_t *pb = bucket_state(s, b);
   if (!pb) return ddp_bucket_fail(b, "out of memory");
+  if (pb->gpu) {
+    pb->compressed = ddp_bucket_step(b) >= s->cfg.start_iter;
+    const int new_q = pb->compressed && (!pb->q_ready || !s->cfg.warm_start);
+    if (new_q) init_q(s, pb, ddp_bucket_index(b));
+    return psgd_gpu_start(&s->cfg, pb, b, new_q);
+  }
   size_t n;
   real_t *g = ddp_bucket_grads(b, &n);
   hv_comm_t *comm = ddp_bucket_comm(b);
@@ -191,6 +182,7 @@ static int psgd_start(void *state, ddp_bucket_t *b) {
 static int psgd_finish(void *state, ddp_bucket_t *b) {
   psgd_t *s = state;
   psgd_bucket_t *pb = &s->b[ddp_bucket_index(b)];
+  if (pb->gpu) return psgd_gpu_finish(&s->cfg, pb, b);
   size_t n;
   real_t *g = ddp_bucket_grads(b, &n);
   hv_comm_t *comm = ddp_bucket_comm(b);
@@ -204,7 +196,7 @@ static int psgd_finish(void *state, ddp_bucket_t *b) {
   real_t *p = pb->wire + pb->n_plain_elems;
   for (int m = 0; m < pb->n_mats; m++) {
     const psgd_matrix_t *x = &pb->mats[m];
-    orthogonalize(p + x->p_off, x->rows, x->rank);
+    psgd_orthogonalize(p + x->p_off, x->rows, x->rank);
     GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)x->cols, (int)x->rank, (int)x->rows, 1, g + x->off,
          (int)x->cols, p + x->p_off, (int)x->rank, 0, pb->q + x->q_off, (int)x->rank);
   }
@@ -239,7 +231,13 @@ static void psgd_state_copy(void *state, real_t *out, int load) {
   for (int i = 0; i < s->nb; i++) {
     psgd_bucket_t *pb = &s->b[i];
     if (!pb->planned) continue;
-    if (load) {
+    if (pb->gpu) {
+      if (load) pb->q_ready = out[0] != 0;
+      else out[0] = (real_t)pb->q_ready;
+      if (psgd_gpu_state_copy(pb, out + 1, out + 1 + pb->n, load))
+        fprintf(stderr, "ddp: powersgd: bucket %d: the hook state could not be copied %s the GPU\n", i,
+                load ? "to" : "from");
+    } else if (load) {
       pb->q_ready = out[0] != 0;
       memcpy(pb->error, out + 1, pb->n * sizeof *out);
       memcpy(pb->q, out + 1 + pb->n, pb->q_elems * sizeof *out);
@@ -261,6 +259,7 @@ static void psgd_free(void *state) {
     free(s->b[i].error);
     free(s->b[i].q);
     free(s->b[i].wire);
+    if (s->b[i].gpu) psgd_gpu_free(&s->b[i]);
   }
   free(s->b);
   free(s);

@@ -5,8 +5,11 @@
  *   powersgd[:rank=R,start=S,min_rate=C,seed=N]
  *                         PowerSGD (Vogels et al. 2019) as torch's powerSGD_hook
  *   int8[:chunk=N]        8-bit quantisation with per-chunk scales and error feedback
- * The hooks that compress run on CPU models (host memory); on a GPU model their start
- * fails with a message. A hook's state belongs to one DDP instance. */
+ * PowerSGD and int8 run on CPU models and on GPU models (device memory: cuBLAS and
+ * cuSOLVER, gpu/ddp_hook_powersgd_gpu.c; kernels/cuda/int8_quant.cu,
+ * gpu/ddp_hook_int8_gpu.c; in builds with the GPU trainer); fp16 and bf16 on CPU
+ * models (host memory): on a GPU model their start fails with a message.
+ * A hook's state belongs to one DDP instance. */
 #ifndef HV_TRAINER_DDP_HOOKS_H
 #define HV_TRAINER_DDP_HOOKS_H
 

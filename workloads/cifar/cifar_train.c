@@ -158,8 +158,11 @@ int cifar_train_start_ddp(cifar_train_t *t, char *err, size_t errlen) {
   if (!t->ddp) return -1;
   ddp_set_sync_bn(t->ddp, t->args->sync_bn);
   const ddp_hook_spec_t *h = &t->args->hook;
-  if (h->kind != DDP_HOOK_ALLREDUCE && t->model->dev->kind != DEVICE_CPU) {
-    snprintf(err, errlen, "--comm-hook %s runs on CPU models only (use --compression on the GPU)", t->args->comm_hook);
+  /* On a GPU model: the allreduce, PowerSGD (cuBLAS, cuSOLVER) and int8 (device
+   * kernels); fp16/bf16 run on host memory only (on the GPU: --compression). */
+  if ((h->kind == DDP_HOOK_FP16 || h->kind == DDP_HOOK_BF16) && t->model->dev->kind != DEVICE_CPU) {
+    snprintf(err, errlen, "--comm-hook %s runs on CPU models only (on the GPU: --compression fp16 for 16-bit "
+             "buckets; allreduce, powersgd and int8 hooks)", t->args->comm_hook);
     return -1;
   }
   ddp_comm_hook_t hook;
