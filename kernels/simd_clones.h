@@ -12,7 +12,19 @@
 #ifndef HV_KERNELS_SIMD_CLONES_H
 #define HV_KERNELS_SIMD_CLONES_H
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(HV_NO_SIMD_CLONES)
+/* Not under ThreadSanitizer: the dynamic loader runs an ifunc's resolver while it
+ * relocates the program, before TSan's runtime is set up, and the instrumented
+ * resolver crashes there (SIGSEGV in batchnorm_block_row_sums_relu[resolver]). */
+#if defined(__SANITIZE_THREAD__)
+#define HV_SIMD_CLONES_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HV_SIMD_CLONES_TSAN 1
+#endif
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(HV_NO_SIMD_CLONES) && \
+    !defined(HV_SIMD_CLONES_TSAN)
 #define HV_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define HV_SIMD_CLONES

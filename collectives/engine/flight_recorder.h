@@ -229,10 +229,10 @@ static inline void hv__fr_fence(const hv_comm_t *comm) {
 void hv__fr_finish_rare(hv__flight_t *f, const struct hv_handle *h, uint64_t pos, hv_result_t result,
                         const char *error);
 
-/* comm->mutex held: h completes at now (hv__coarse_now_us, read once per batch; handle.c);
- * stream: the batch is large enough for streaming stores, and hv__fr_fence follows
- * it. Its event is written to the ring, unless the ring has moved
- * past it (an older event than any it shows). */
+/* comm->mutex held: h completes at now (hv__coarse_now_us, read once per batch; handle.c).
+ * stream: the batch is large enough for streaming stores (HV__FR_STREAM_MIN), and
+ * hv__fr_fence follows it. Its event is written to the ring, unless the ring has
+ * moved past it (an older event than any it shows). */
 static inline void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result_t result, const char *error,
                                  double now, int stream) {
   hv__flight_t *f = comm->flight;
@@ -249,8 +249,9 @@ static inline void hv__fr_finish(hv_comm_t *comm, struct hv_handle *h, hv_result
 #if HV__FR_STREAM
   /* Stored from registers: an event built on the stack and loaded back 16 bytes at a
    * time stalls on the narrow stores that built it (a store that cannot be forwarded
-   * to a wider load), which was most of the recorder's cost. The last 8 bytes are hv__fr_event_t's name ..
-   * pad, little-endian (flight_recorder.c asserts the layout). */
+   * to a wider load), which was most of the recorder's cost. The last 8 bytes are
+   * hv__fr_event_t's name .. pad, little-endian (flight_recorder.c asserts the
+   * layout). */
   const uint64_t tail = (uint64_t)h->fr_name | (uint64_t)h->meta.coll << 16 | (uint64_t)h->meta.dtype << 24 |
                         (uint64_t)state << 40 | (uint64_t)h->fr_algo << 48; /* ordered 0, pad 0 */
   __m128i *to = (__m128i *)e;

@@ -1,8 +1,9 @@
 #!/bin/sh
 # check_busbw.sh: proves hvbench's bus bandwidth factors are exactly nccl-tests':
 # busbw / algbw = 2(n-1)/n for allreduce, 1 for broadcast, (n-1)/n for allgather,
-# reducescatter and alltoall, read from --csv on 4 ranks; and that algbw is the size
-# column over the time column.
+# reducescatter and alltoall, read from --csv on 4 ranks; that algbw is the size
+# column over the time column; and that the last column is cpu_us, the CPU time per
+# iteration, above 0.
 # usage: check_busbw.sh OUTDIR HVBENCH MPIRUN [MPIRUN FLAGS...]
 out=$1
 bench=$2
@@ -22,11 +23,12 @@ for coll in allreduce allgather broadcast reducescatter alltoall; do
     broadcast) factor="1" ;;
     *) factor="($np-1)/$np" ;;
   esac
-  # Columns: 6 size_bytes, 11 time_us, 16 algbw_gbs, 17 busbw_gbs.
+  # Columns: 6 size_bytes, 11 time_us, 16 algbw_gbs, 17 busbw_gbs, 23 cpu_us.
   awk -F, -v coll="$coll" -v f="$(awk "BEGIN { print $factor }")" '
-    NR == 1 { next }
+    NR == 1 { if ($23 != "cpu_us") { print coll ": column 23 is \"" $23 "\", want cpu_us"; bad++ } next }
     {
       rows++
+      if (!($23 > 0)) { printf "%s %s B: cpu_us %s, want above 0\n", coll, $6, $23; bad++ }
       want_alg = $6 / 1e9 / ($11 / 1e6)
       if ($16 <= 0 || ($17 / $16 - f) > 1e-6 || (f - $17 / $16) > 1e-6) {
         printf "%s %s B: busbw/algbw = %.9g, want %.9g\n", coll, $6, $17 / $16, f; bad++

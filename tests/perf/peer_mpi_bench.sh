@@ -105,7 +105,6 @@ sizes=(-b "$minb" -e "$maxb" -f "$factor")
 peer_args=("${sizes[@]}" -n "$iters" -w "$warm" --tensors "$tensors" $in_place)
 raw=$work/raw.txt
 : > "$raw"
-# p50 of each table of an hvbench run, as "TAG SIZE P50".
 # hvbench's --csv rows, out of place: "backend size p50_us cpu_us_per_rank wrong", as
 # the peers' lines (its MPI peer is Open MPI, "ompi").
 hvbench_p50() {
