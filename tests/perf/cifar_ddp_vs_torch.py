@@ -228,15 +228,7 @@ def main():
     ap.add_argument("--bind", default="core", choices=["core", "none"],
                     help="pin rank r of both programs to CPU r (core), or not (none)")
     a = ap.parse_args()
-    modes = []
-    for m in torch_modes.parse_modes(a.mode):
-        why = torch_modes.mode_skip_reason(m)
-        if why:
-            print(f"# skipped: {why}", flush=True)
-        else:
-            modes.append(m)
-    if "compiled" in modes:
-        print(f"# {torch_modes.describe_compiled()}", flush=True)
+    modes = torch_modes.usable_modes(a.mode)
     print(f"# {torch_modes.describe()} DDP gloo, modes {','.join(modes) or '(none)'}, vs cifar_ddp "
           f"(hv), {a.ranks} ranks x 1 thread, {os.cpu_count()} cpus, load average "
           f"{os.getloadavg()[0]:.1f}; Fashion-MNIST {a.train_size} train / {a.test_size} test, "

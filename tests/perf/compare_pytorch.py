@@ -160,15 +160,7 @@ def main():
     global CLOCK
     if a.cpu_time:
         CLOCK = time.process_time
-    modes = []
-    for m in torch_modes.parse_modes(a.mode):
-        why = torch_modes.mode_skip_reason(m)
-        if why:
-            print(f"# skipped: {why}", flush=True)
-        else:
-            modes.append(m)
-    if "compiled" in modes:
-        print(f"# {torch_modes.describe_compiled()}", flush=True)
+    modes = torch_modes.usable_modes(a.mode)
     print(f"# {torch_modes.describe()}, modes {','.join(modes) or '(none)'}; {os.cpu_count()} cpus, "
           f"{'CPU' if a.cpu_time else 'wall'} time, {a.stat} of {a.repeat}, "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)

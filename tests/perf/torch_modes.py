@@ -118,6 +118,21 @@ def describe_compiled():
     return f"Inductor vector ISA {vector_isa()}" + (f"; {fix}" if fix else "")
 
 
+def usable_modes(text):
+    """--mode's list without the modes this torch cannot run, each skip said on a '#'
+    line, and the compiled mode's header line when it runs."""
+    modes = []
+    for m in parse_modes(text):
+        why = mode_skip_reason(m)
+        if why:
+            print(f"# skipped: {why}", flush=True)
+        else:
+            modes.append(m)
+    if "compiled" in modes:
+        print(f"# {describe_compiled()}", flush=True)
+    return modes
+
+
 def describe():
     """One line for the header of a benchmark's output."""
     return f"torch {torch.__version__} (oneDNN {'yes' if torch.backends.mkldnn.is_available() else 'no'})"
