@@ -15,18 +15,9 @@
 #include "batchnorm.h"
 #include "check.h"
 #include "eltwise.h"
+#define RAND_REAL_SEED 4242u
+#include "rand_real.h"
 
-static unsigned seed = 4242;
-static real_t frand(double offset) {
-  seed = seed * 1103515245u + 12345u;
-  return (real_t)(offset + ((seed >> 8) & 0xffff) / 32768.0 - 1.0);
-}
-
-static real_t *rand_array(size_t n, double offset) {
-  real_t *p = malloc(n * sizeof *p);
-  for (size_t i = 0; i < n; i++) p[i] = frand(offset);
-  return p;
-}
 
 static int same(const real_t *a, const real_t *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
 

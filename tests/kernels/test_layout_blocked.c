@@ -15,18 +15,9 @@
 #include "batchnorm.h"
 #include "layout_blocked.h"
 #include "pool.h"
+#define RAND_REAL_SEED 12345u
+#include "rand_real.h"
 
-static unsigned seed = 12345;
-static real_t frand(double offset) {
-  seed = seed * 1103515245u + 12345u;
-  return (real_t)(offset + ((seed >> 8) & 0xffff) / 32768.0 - 1.0);
-}
-
-static real_t *rand_array(size_t n, double offset) {
-  real_t *p = malloc(n * sizeof *p);
-  for (size_t i = 0; i < n; i++) p[i] = frand(offset);
-  return p;
-}
 
 static real_t *blocked_copy(int n, int c, int hw, const real_t *plain) {
   real_t *b = malloc((size_t)n * c * hw * sizeof *b);
