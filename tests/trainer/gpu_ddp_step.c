@@ -28,6 +28,7 @@
 #include "ddp.h"
 #include "evaluate.h"
 #include "gpu_present.h"
+#include "gpu_test_start.h"
 #include "gpu_test_util.h"
 #include "model_gpu.h"
 #include "models.h"
@@ -55,23 +56,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "rank %d: %s\n", rank, err);
     return 2;
   }
-  /* 1 GPU present, 0 none (skip), -1 broken: the lowest over the ranks decides, a
-   * broken rank failing everyone. Once present everywhere, selecting the GPU and
-   * moving the model to it must work. */
-  int present = test_gpu_present(err, sizeof err), least = 0;
-  MPI_Allreduce(&present, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  int ok = least > 0, all = 0;
-  if (ok && model_gpu_select(local, err, sizeof err) < 0) ok = 0;
-  if (ok && model_to_gpu(gpu) != 0) ok = 0, snprintf(err, sizeof err, "model_to_gpu: %s", gpu->err);
-  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!all) {
-    const int skip = least == 0;
-    if (skip && rank == 0) printf("gpu_ddp_step: skipped (%s)\n", present == 0 ? err : "no GPU on another rank");
-    if (!skip && (present < 0 || !ok)) fprintf(stderr, "gpu_ddp_step: rank %d: FAILED: %s\n", rank, err);
-    if (!skip && ok && rank == 0) fprintf(stderr, "gpu_ddp_step: FAILED on another rank\n");
+  const int start_rc = gpu_test_start("gpu_ddp_step", rank, local, gpu);
+  if (start_rc) {
     model_free(cpu), model_free(gpu);
     hv_shutdown(comm);
-    return skip ? 77 : 1;
+    return start_rc;
   }
   /* This rank's images: a smooth pattern that differs per rank and step. */
   const size_t nx = (size_t)B * 3 * SIDE * SIDE;

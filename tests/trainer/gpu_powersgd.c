@@ -27,6 +27,7 @@
 #include "ddp_hooks.h"
 #include "device.h"
 #include "gpu_present.h"
+#include "gpu_test_start.h"
 #include "gpu_test_util.h"
 #include "model.h"
 #include "model_gpu.h"
@@ -91,22 +92,12 @@ int main(int argc, char **argv) {
   hv_comm_rank(comm, &rank);
   hv_comm_size(comm, &size);
   hv_comm_local_rank(comm, &local);
-  char err[512] = "";
   model_t *cpu = make_model(), *gpu = make_model();
-  int present = test_gpu_present(err, sizeof err), least = 0;
-  MPI_Allreduce(&present, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  int ok = least > 0, all = 0;
-  if (ok && model_gpu_select(local, err, sizeof err) < 0) ok = 0;
-  if (ok && model_to_gpu(gpu) != 0) ok = 0, snprintf(err, sizeof err, "model_to_gpu: %s", gpu->err);
-  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!all) {
-    const int skip = least == 0;
-    if (skip && rank == 0) printf("gpu_powersgd: skipped (%s)\n", present == 0 ? err : "no GPU on another rank");
-    if (!skip && (present < 0 || !ok)) fprintf(stderr, "gpu_powersgd: rank %d: FAILED: %s\n", rank, err);
-    if (!skip && ok && rank == 0) fprintf(stderr, "gpu_powersgd: FAILED on another rank\n");
+  const int start_rc = gpu_test_start("gpu_powersgd", rank, local, gpu);
+  if (start_rc) {
     model_free(cpu), model_free(gpu);
     hv_shutdown(comm);
-    return skip ? 77 : 1;
+    return start_rc;
   }
   const size_t n = cpu->n_params;
   /* The compressed matrices as the hook plans them at rank 2 (test_powersgd.c). */
