@@ -7,7 +7,7 @@
 # its flags), WORK (a scratch folder for this case).
 # Cases: smoke NP | fashion | cifar100 | equiv | early_stop | resume | resume_fallback |
 #        resume_other_np | bad_flags | batch_lt_ranks | missing_data | comm_hooks |
-#        comm_hook_resume | uneven | sync_bn
+#        comm_hook_resume | uneven | sync_bn | eval_every
 set -u
 CASE=$1
 NP=${2:-2}
@@ -242,6 +242,42 @@ early_stop)
   [ "$RC" -eq 0 ] || fail "control: exit code $RC"
   expect out.txt 'early stopping' 0
   expect out.txt '^Epoch 2/2 completed' 1
+  ;;
+eval_every)
+  # --eval-every 5 on 10 steps an epoch: validations after steps 5 and 15 besides the
+  # epochs' own (after 10 and 20: not twice), and the same training as without them (every
+  # per-epoch figure but time equal to the digit); then early stopping on them, with
+  # the time to accuracy; then its bad values.
+  tiny data
+  ARGS="$COMMON --batch-size 16 --no-augment --epochs 2 --target-accuracy 1"
+  run "$NP" $ARGS --eval-every 5 --results re
+  [ "$RC" -eq 0 ] || fail "--eval-every run: exit code $RC"
+  expect out.txt '^Step [0-9]+ \(epoch [12]\): Validation Loss: [0-9.]+, Validation Accuracy: [0-9.]+, [0-9.]+ seconds since training started$' 2
+  expect out.txt '^Step 5 \(epoch 1\)' 1
+  expect out.txt '^Step 15 \(epoch 2\)' 1
+  expect out.txt '^Time to accuracy' 0
+  expect re/results.json '"eval_every": 5, "time_to_target_seconds": null, "target_step": null'
+  run "$NP" $ARGS --results rn
+  [ "$RC" -eq 0 ] || fail "run without --eval-every: exit code $RC"
+  for row in 1 2; do
+    for col in 2 3 4 5 8 9; do
+      a=$(csv_col re/results.csv "$row" "$col")
+      b=$(csv_col rn/results.csv "$row" "$col")
+      [ -n "$a" ] && [ "$a" = "$b" ] || fail "epoch $row column $col: $a with --eval-every, $b without"
+    done
+  done
+  run "$NP" $COMMON --batch-size 16 --epochs 2 --target-accuracy 0 --patience 2 --eval-every 3 --results rs
+  [ "$RC" -eq 0 ] || fail "early stopping run: exit code $RC"
+  expect out.txt '^Target accuracy 0\.0000 reached for 2 validations in a row: early stopping at step 6$' 1
+  expect out.txt '^Time to accuracy 0\.0000: [0-9.]+ seconds \(step 3; validations included\)$' 1
+  expect out.txt '^Epoch 1/2 completed in [0-9.]+ seconds \(stopped early\)$' 1
+  expect out.txt '^Epoch 2/2' 0
+  expect rs/results.json '"stopped_early": true'
+  expect rs/results.json '"target_step": 3}'
+  run "$NP" $COMMON --eval-every -1
+  expect_error "--eval-every: '-1' is not an integer"
+  run "$NP" $COMMON --eval-every 5 --uneven
+  expect_error '--uneven does not work with --eval-every'
   ;;
 resume)
   # Uninterrupted 3 epochs vs. rank 0 killed (SIGKILL) in epoch 2, then --resume: the

@@ -91,6 +91,11 @@ const char *cifar_args_usage(void) {
          "                        each rank's own images; needs 2+ images per rank and pass\n"
          "  --train-size N        train on the first N training images only [all]\n"
          "  --test-size N         validate on the first N test images only [all]\n"
+         "  --eval-every N        validate every N optimiser steps as well as after each\n"
+         "                        epoch, print each result with the seconds since\n"
+         "                        training started, and the time the validation\n"
+         "                        accuracy first reached --target-accuracy (time to\n"
+         "                        accuracy); --patience then counts these validations [0: off]\n"
          "  --no-prefetch         assemble batches in the training thread\n"
          "  --quiet               only the closing summary\n"
          "  --help                this text\n"
@@ -249,6 +254,9 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
     } else if (!strcmp(f, "--test-size")) {
       rc = parse_int(f, v, 1, 1 << 30, &n, err, errlen);
       a->test_size = (int)n;
+    } else if (!strcmp(f, "--eval-every")) {
+      rc = parse_int(f, v, 0, 1 << 30, &n, err, errlen);
+      a->eval_every = (int)n;
     } else if (!strcmp(f, "--micro-batches")) {
       rc = parse_int(f, v, 1, 4096, &n, err, errlen);
       a->micro_batches = (int)n;
@@ -289,6 +297,7 @@ int cifar_args_parse(int argc, char **argv, cifar_args_t *a, char *err, size_t e
                       : a->hook.kind == DDP_HOOK_POWERSGD || a->hook.kind == DDP_HOOK_INT8
                           ? "--comm-hook powersgd/int8 (they divide by the rank count themselves)"
                       : a->sync_bn ? "--sync-bn (a rank's last, partial batch may hold a single image)"
+                      : a->eval_every > 0 ? "--eval-every (ranks run out of steps at different points)"
                                    : NULL;
     if (why) {
       snprintf(err, errlen, "--uneven does not work with %s", why);

@@ -45,6 +45,7 @@ typedef struct cifar_args {
   int prefetch;            /* background batch assembly */
   int plots;
   int train_size, test_size;  /* first N images only; 0: all */
+  int eval_every;          /* --eval-every: validation every N steps too (time to accuracy); 0 off */
 } cifar_args_t;
 
 /* The --help text. */

@@ -222,9 +222,13 @@ static int write_json(const char *path, const cifar_args_t *a, const cifar_run_i
   fprintf(f,
           "\n  ],\n  \"summary\": {\"total_seconds\": %.6g, \"images_per_second\": %.6g, "
           "\"epochs_run\": %d, \"stopped_early\": %s, \"resumed_from_epoch\": %d, "
-          "\"final_val_accuracy\": %.9g}\n}\n",
+          "\"final_val_accuracy\": %.9g, \"eval_every\": %d, \"time_to_target_seconds\": ",
           info->total_seconds, info->images_per_s, n, info->stopped_early ? "true" : "false",
-          info->resumed_from_epoch, n ? e[n - 1].val_acc : 0.0);
+          info->resumed_from_epoch, n ? e[n - 1].val_acc : 0.0, a->eval_every);
+  if (info->time_to_target_s >= 0)
+    fprintf(f, "%.6g, \"target_step\": %lld}\n}\n", info->time_to_target_s, info->target_step);
+  else
+    fprintf(f, "null, \"target_step\": null}\n}\n");
   return atomic_file_commit(&af, 0, err, errlen);
 }
 

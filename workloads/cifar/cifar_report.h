@@ -34,6 +34,8 @@ typedef struct cifar_run_info {
   double lr_peak;
   double total_seconds, images_per_s;  /* summary */
   int stopped_early, resumed_from_epoch;
+  double time_to_target_s; /* when validation first reached --target-accuracy; -1: never */
+  long long target_step;    /* the optimiser steps taken then */
 } cifar_run_info_t;
 
 /* Progress within an epoch; `tty` draws a bar with \r, else a plain line every 10%. */

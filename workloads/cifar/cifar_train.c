@@ -285,6 +285,7 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
   int taken = 0;
   const double t0 = now_s(), cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
   long long local_images = 0; /* --uneven: the last batch is partial */
+  double eval_seconds = 0, eval_cpu = 0; /* --eval-every's validations inside the epoch */
   for (int s = first; s < t->my_steps; s++) {
     if (max_steps > 0 && t->step >= max_steps) break;
     const real_t *x;
@@ -344,10 +345,17 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
                                  cpu_before + clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0};
       if (t->after_step(t->after_step_ctx, t, epoch, partial, err, errlen)) return -1;
     }
+    if (t->mid_eval && a->eval_every > 0 && t->step % a->eval_every == 0 && s + 1 < t->steps_per_epoch) {
+      const double e0 = now_s(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+      if (t->mid_eval(t->mid_eval_ctx, t, epoch, &t->stop_requested, err, errlen)) return -1;
+      eval_seconds += now_s() - e0;
+      eval_cpu += clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+      if (t->stop_requested) break;
+    }
     cifar_progress_update(progress, s + 1, loss_sum / (images_before + (double)local_images), images, now_s());
   }
   if (a->uneven && cifar_train_join(t, &taken, err, errlen)) return -1;
-  const double secs = now_s() - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+  const double secs = now_s() - t0 - eval_seconds, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0 - eval_cpu;
   double sums[4] = {loss_sum, correct_sum, images_before + (double)local_images, cpu_before + cpu};
   if (ddp_allreduce_sum(t->ddp, "cifar.train.metrics", sums, 4)) {
     snprintf(err, errlen, "%s", ddp_error(t->ddp));

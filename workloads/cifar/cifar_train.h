@@ -45,6 +45,12 @@ typedef struct cifar_train {
   int (*after_step)(void *ctx, struct cifar_train *t, int epoch, const double partial[4], char *err,
                     size_t errlen);
   void *after_step_ctx;
+  /* --eval-every: called after every N-th optimiser step of an epoch but its last (the
+   * epoch's own validation follows that one); setting *stop ends the run after this
+   * step. Its time is left out of the epoch's training seconds. */
+  int (*mid_eval)(void *ctx, struct cifar_train *t, int epoch, int *stop, char *err, size_t errlen);
+  void *mid_eval_ctx;
+  int stop_requested;
   /* The sums the resumed epoch starts from (a peer checkpoint's), used once. */
   double resume_partial[4];
   int has_resume_partial;

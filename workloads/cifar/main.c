@@ -21,6 +21,7 @@
 #include "cifar_hook_state.h"
 #include "cifar_peer.h"
 #include "cifar_report.h"
+#include "cifar_target.h"
 #include "cifar_train.h"
 #include "clock.h"
 #include "error_report.h"
@@ -99,6 +100,36 @@ static int after_step(void *ctx, cifar_train_t *t, int epoch, const double parti
                       size_t errlen) {
   peer_hook_t *h = ctx;
   return cifar_peer_after_step(h->peer, t, epoch, h->hist, *h->n_hist, partial, err, errlen);
+}
+
+/* --eval-every: a validation inside an epoch, fed to the early-stopping streak and
+ * the time to accuracy; the last result stands in for the epoch's validation when
+ * it stops the run. */
+typedef struct mid_eval_ctx {
+  int verbose;
+  cifar_target_t *target;
+  cifar_progress_t *prog; /* the epoch's progress display */
+  double val_loss, val_acc;
+} mid_eval_ctx_t;
+
+static int mid_eval(void *ctx, cifar_train_t *t, int epoch, int *stop, char *err, size_t errlen) {
+  mid_eval_ctx_t *m = ctx;
+  cifar_epoch_t e = {0};
+  if (cifar_train_evaluate(t, &e, err, errlen)) return -1;
+  const double now = now_s();
+  *stop = cifar_target_feed(m->target, e.val_acc, t->step, now);
+  m->val_loss = e.val_loss;
+  m->val_acc = e.val_acc;
+  if (m->verbose) {
+    if (m->prog->enabled && m->prog->tty) putchar('\n'); /* below the progress bar */
+    printf("Step %lld (epoch %d): Validation Loss: %.4f, Validation Accuracy: %.4f, %.2f seconds "
+           "since training started\n", t->step, epoch + 1, e.val_loss, e.val_acc, now - m->target->t_start);
+    if (*stop)
+      printf("Target accuracy %.4f reached for %d validation%s in a row: early stopping at step %lld\n",
+             m->target->target, m->target->streak, m->target->streak > 1 ? "s" : "", t->step);
+    fflush(stdout);
+  }
+  return 0;
 }
 
 static void print_start(const cifar_args_t *a, const cifar_run_info_t *info,
@@ -334,9 +365,14 @@ int main(int argc, char **argv) {
 
   const double t_start = now_s();
   int stopped_by_steps = 0;
+  cifar_target_t target;
+  cifar_target_start(&target, a.target_accuracy, a.patience, streak, t_start);
+  mid_eval_ctx_t mid = {verbose, &target, NULL, 0, 0};
+  if (a.eval_every > 0) t.mid_eval = mid_eval, t.mid_eval_ctx = &mid;
   for (int epoch = start_epoch; epoch < a.epochs && !info.stopped_early; epoch++) {
     cifar_progress_t prog;
     cifar_progress_start(&prog, verbose, epoch + 1, a.epochs, t.steps_per_epoch, now_s());
+    mid.prog = &prog;
     cifar_epoch_t e = {0};
     const int first = epoch == start_epoch ? first_step : 0;
     unsigned long long sent0, dense0, sent1, dense1;
@@ -349,11 +385,14 @@ int main(int argc, char **argv) {
       goto fail;
     }
     const int partial = first + taken < t.steps_per_epoch;
-    if (partial && taken == 0) {
+    if (partial && taken == 0 && !t.stop_requested) {
       stopped_by_steps = 1;
       break;
     }
-    if (cifar_train_evaluate(&t, &e, err, sizeof err)) {
+    if (t.stop_requested) { /* --eval-every's validation at this very step */
+      e.val_loss = mid.val_loss;
+      e.val_acc = mid.val_acc;
+    } else if (cifar_train_evaluate(&t, &e, err, sizeof err)) {
       report_error(err);
       goto fail;
     }
@@ -369,7 +408,7 @@ int main(int argc, char **argv) {
     }
     if (verbose) {
       printf("Epoch %d/%d completed in %.2f seconds%s%s\n", epoch + 1, a.epochs, e.seconds,
-             partial ? " (stopped at --max-steps)" : "", straggler);
+             t.stop_requested ? " (stopped early)" : partial ? " (stopped at --max-steps)" : "", straggler);
       printf("Validation Loss: %.4f, Validation Accuracy: %.4f\n", e.val_loss, e.val_acc);
       printf("Epoch Throughput: %.2f images/second\n", e.images_per_s);
       /* --comm-hook: what each rank contributed to the gradient collectives per step
@@ -384,12 +423,15 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
     if (n_hist < MAX_EPOCH_RECORDS) hist[n_hist++] = e;
-    if (!partial) streak = e.val_acc >= a.target_accuracy ? streak + 1 : 0;
-    if (!partial && streak >= a.patience) {
+    if (t.stop_requested) {
+      info.stopped_early = 1;
+    } else if (!partial && cifar_target_feed(&target, e.val_acc, t.step, now_s())) {
       info.stopped_early = 1;
       if (verbose) {
-        printf("Target accuracy %.4f reached for %d epoch%s in a row: early stopping after "
-               "epoch %d\n", a.target_accuracy, streak, streak > 1 ? "s" : "", epoch + 1);
+        printf("Target accuracy %.4f reached for %d %s in a row: early stopping after "
+               "epoch %d\n", a.target_accuracy, target.streak,
+               a.eval_every > 0 ? (target.streak > 1 ? "validations" : "validation")
+                                : (target.streak > 1 ? "epochs" : "epoch"), epoch + 1);
       }
     }
     if (a.checkpoint_dir) {
@@ -409,12 +451,15 @@ int main(int argc, char **argv) {
       report_error(err);
       goto fail;
     }
+    if (t.stop_requested) break;
     if (partial) {
       stopped_by_steps = 1;
       break;
     }
   }
   info.total_seconds = now_s() - t_start;
+  info.time_to_target_s = target.reached_s;
+  info.target_step = target.reached_step;
   double img = 0, secs = 0;
   for (int i = 0; i < n_hist; i++) {
     if (hist[i].epoch <= start_epoch && start_epoch > 0) continue; /* before the resume */
@@ -426,6 +471,9 @@ int main(int argc, char **argv) {
     if (stopped_by_steps && verbose) printf("Stopped: --max-steps %lld reached\n", a.max_steps);
     printf("Training completed in %.2f seconds\n", info.total_seconds);
     printf("Average Throughput: %.2f images/second\n", info.images_per_s);
+    if (target.reached_s >= 0)
+      printf("Time to accuracy %.4f: %.2f seconds (step %lld; validations included)\n", a.target_accuracy,
+             target.reached_s, target.reached_step);
     if (n_hist > 0) {
       printf("Final Validation Loss: %.4f, Validation Accuracy: %.4f\n",
              hist[n_hist - 1].val_loss, hist[n_hist - 1].val_acc);
