@@ -256,7 +256,7 @@ eval_every)
   expect out.txt '^Step 5 \(epoch 1\)' 1
   expect out.txt '^Step 15 \(epoch 2\)' 1
   expect out.txt '^Time to accuracy' 0
-  expect re/results.json '"eval_every": 5, "time_to_target_seconds": null, "target_step": null'
+  expect re/results.json '"eval_every": 5, "time_to_target_seconds": null, "time_to_target_training_seconds": null, "target_step": null'
   run "$NP" $ARGS --results rn
   [ "$RC" -eq 0 ] || fail "run without --eval-every: exit code $RC"
   for row in 1 2; do
@@ -269,7 +269,7 @@ eval_every)
   run "$NP" $COMMON --batch-size 16 --epochs 2 --target-accuracy 0 --patience 2 --eval-every 3 --results rs
   [ "$RC" -eq 0 ] || fail "early stopping run: exit code $RC"
   expect out.txt '^Target accuracy 0\.0000 reached for 2 validations in a row: early stopping at step 6$' 1
-  expect out.txt '^Time to accuracy 0\.0000: [0-9.]+ seconds \(step 3; validations included\)$' 1
+  expect out.txt '^Time to accuracy 0\.0000: [0-9.]+ seconds \(step 3; [0-9.]+ seconds without the validations\)$' 1
   expect out.txt '^Epoch 1/2 completed in [0-9.]+ seconds \(stopped early\)$' 1
   expect out.txt '^Epoch 2/2' 0
   expect rs/results.json '"stopped_early": true'

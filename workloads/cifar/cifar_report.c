@@ -226,9 +226,10 @@ static int write_json(const char *path, const cifar_args_t *a, const cifar_run_i
           info->total_seconds, info->images_per_s, n, info->stopped_early ? "true" : "false",
           info->resumed_from_epoch, n ? e[n - 1].val_acc : 0.0, a->eval_every);
   if (info->time_to_target_s >= 0)
-    fprintf(f, "%.6g, \"target_step\": %lld}\n}\n", info->time_to_target_s, info->target_step);
+    fprintf(f, "%.6g, \"time_to_target_training_seconds\": %.6g, \"target_step\": %lld}\n}\n",
+            info->time_to_target_s, info->time_to_target_train_s, info->target_step);
   else
-    fprintf(f, "null, \"target_step\": null}\n}\n");
+    fprintf(f, "null, \"time_to_target_training_seconds\": null, \"target_step\": null}\n}\n");
   return atomic_file_commit(&af, 0, err, errlen);
 }
 

@@ -35,6 +35,7 @@ typedef struct cifar_run_info {
   double total_seconds, images_per_s;  /* summary */
   int stopped_early, resumed_from_epoch;
   double time_to_target_s; /* when validation first reached --target-accuracy; -1: never */
+  double time_to_target_train_s; /* the same without the time spent validating */
   long long target_step;    /* the optimiser steps taken then */
 } cifar_run_info_t;
 

@@ -2,7 +2,7 @@
  * validation (after each epoch and, with --eval-every N, every N steps): the
  * early-stopping streak (validations in a row at or above the target; --patience of
  * them stop the run) and the time to accuracy (when validation first reached it, in
- * seconds of the run's wall clock, validations included). */
+ * seconds of the run's wall clock, with and without the validations). */
 #ifndef HV_CIFAR_TARGET_H
 #define HV_CIFAR_TARGET_H
 
@@ -11,14 +11,17 @@ typedef struct cifar_target {
   int patience;
   int streak;
   double t_start;         /* the run's training start (now_s) */
+  double validation_s;    /* seconds spent validating so far (the caller adds them) */
   double reached_s;       /* seconds after t_start when first reached; -1: not yet */
+  double reached_train_s; /* the same without validation_s */
   long long reached_step; /* optimiser steps taken then */
 } cifar_target_t;
 
 /* streak: what a resumed run's checkpoint history already holds. */
 void cifar_target_start(cifar_target_t *g, double target, int patience, int streak, double t_start);
 
-/* One validation's accuracy after `step` steps, at time `now`. Returns 1 when the
+/* One validation's accuracy after `step` steps, at time `now` (its seconds already in
+ * g->validation_s). Returns 1 when the
  * streak has reached --patience (stop), else 0. */
 int cifar_target_feed(cifar_target_t *g, double val_acc, long long step, double now);
 
