@@ -1,6 +1,8 @@
 /* pool.c: pooling over (N, C, H, W) planes; each (n, c) plane is independent. */
 #include "pool.h"
 
+#include <string.h>
+
 #include "layout_blocked.h"
 
 int pool_shape_init(pool_shape_t *s) {
@@ -78,11 +80,13 @@ void maxpool_forward(const pool_shape_t *s, const real_t *x, real_t *y, int32_t 
 }
 
 void maxpool_backward(const pool_shape_t *s, const real_t *dy, const int32_t *argmax,
-                      real_t *dx) {
+                      real_t *dx, int dx_write) {
   const size_t planes = (size_t)s->n * s->c, in = (size_t)s->h * s->w, out = (size_t)s->ho * s->wo;
 #pragma omp parallel for schedule(static) if (planes * in > 32768)
-  for (size_t p = 0; p < planes; p++)
+  for (size_t p = 0; p < planes; p++) {
+    if (dx_write) memset(dx + p * in, 0, in * sizeof *dx);
     for (size_t o = 0; o < out; o++) dx[p * in + (size_t)argmax[p * out + o]] += dy[p * out + o];
+  }
 }
 
 /* The 2x2 / stride 2 window over one (n, 16-channel block) of the blocked layout: the
@@ -141,7 +145,7 @@ void maxpool_forward_blocked(const pool_shape_t *s, const real_t *x, real_t *y, 
 /* Each plane's outputs are visited in the order maxpool_backward visits them, so an
  * element of dx that several windows choose receives its additions in the same order. */
 void maxpool_backward_blocked(const pool_shape_t *s, const real_t *dy, int dy_blocked,
-                              const int32_t *argmax, real_t *dx) {
+                              const int32_t *argmax, real_t *dx, int dx_write) {
   const size_t blocks = (size_t)s->n * (s->c / CHANNEL_BLOCK), in = (size_t)s->h * s->w,
                out = (size_t)s->ho * s->wo;
   const size_t ls = dy_blocked ? 1 : out, ps = dy_blocked ? CHANNEL_BLOCK : 1;
@@ -150,6 +154,7 @@ void maxpool_backward_blocked(const pool_shape_t *s, const real_t *dy, int dy_bl
     real_t *dxb = dx + b * in * CHANNEL_BLOCK;
     const real_t *dyb = dy + b * out * CHANNEL_BLOCK;
     const int32_t *ab = argmax + b * out * CHANNEL_BLOCK;
+    if (dx_write) memset(dxb, 0, in * CHANNEL_BLOCK * sizeof *dxb);
     for (size_t o = 0; o < out; o++)
       for (int l = 0; l < CHANNEL_BLOCK; l++)
         dxb[(size_t)ab[o * ps + l * ls] * CHANNEL_BLOCK + l] += dyb[o * ps + l * ls];

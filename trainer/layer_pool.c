@@ -39,9 +39,10 @@ static void maxpool_bwd(layer_t *l, model_t *m) {
   pool_shape_t s = shape_of(l, m->batch);
   if (!(l->in[0] >= 0 || m->want_input_grad)) return;
   if (model_src_blocked(m, l->in[0]))
-    maxpool_backward_blocked(&s, l->dout, l->blocked, l->argmax, model_dsrc(m, l->in[0]));
+    maxpool_backward_blocked(&s, l->dout, l->blocked, l->argmax, model_dsrc(m, l->in[0]),
+                             l->dx_overwrite);
   else
-    maxpool_backward(&s, l->dout, l->argmax, model_dsrc(m, l->in[0]));
+    maxpool_backward(&s, l->dout, l->argmax, model_dsrc(m, l->in[0]), l->dx_overwrite);
 }
 
 static void avgpool_fwd(layer_t *l, model_t *m, int train) {

@@ -405,11 +405,13 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
     if (l->kind == LAYER_MAXPOOL && !l->argmax) goto oom;
     if (l->ws_per_image > ws_image) ws_image = l->ws_per_image;
   }
-  /* A convolution, ReLU or batch norm that is the only consumer of its input writes
-   * that gradient whole: nothing to add to, nothing for model_backward to zero. */
+  /* A convolution, ReLU, batch norm or max pooling that is the only consumer of its
+   * input writes that gradient whole: nothing to add to, nothing for model_backward
+   * to zero (max pooling zeroes each plane itself, in cache, before its scatter). */
   for (int i = 0; i < m->n_layers; i++) {
     layer_t *l = &m->layers[i], *p = l->in[0] >= 0 ? &m->layers[l->in[0]] : NULL;
-    l->dx_overwrite = (l->kind == LAYER_CONV2D || l->kind == LAYER_RELU || l->kind == LAYER_BATCHNORM2D) &&
+    l->dx_overwrite = (l->kind == LAYER_CONV2D || l->kind == LAYER_RELU || l->kind == LAYER_BATCHNORM2D ||
+                       l->kind == LAYER_MAXPOOL) &&
                       p && p->consumers == 1 && !p->aliases_input;
     if (l->dx_overwrite) p->grad_written = 1;
   }

@@ -3,7 +3,7 @@
  * evaluation forward, backward in both modes, accumulating into dx, dgamma, dbeta, or
  * writing dx: what accumulating onto zeros gives) and
  * global and max pooling (blocked or NCHW output; 2x2 windows with ties and NaNs,
- * overlapping 3x3 windows; argmax positions and the accumulated dx) give bit for bit
+ * overlapping 3x3 windows; argmax positions, dx accumulated or written) give bit for bit
  * the results of the NCHW kernels on the same
  * data, with 1 and 2 threads, for maps with and without a tail of fewer than 8
  * positions and with one or several channel blocks. float32, as the models run them. */
@@ -137,10 +137,17 @@ static void test_maxpool(int n, int c, int h, int w, int k, int stride, int nan)
       CHECK(memcmp(ao, a, olen * sizeof *a) == 0);
     }
     real_t *dx = rand_array(len, 2), *dxb = blocked_copy(n, c, hw, dx);
-    maxpool_backward(&s, dy, a, dx);
-    maxpool_backward_blocked(&s, y_blocked ? dyb : dy, y_blocked, ao, dxb);
+    maxpool_backward(&s, dy, a, dx, 0);
+    maxpool_backward_blocked(&s, y_blocked ? dyb : dy, y_blocked, ao, dxb, 0);
     CHECK(same_as_plain(n, c, hw, dxb, dx));
-    free(dx), free(dxb);
+    /* Writing over old contents (dx, dxb) = accumulating onto zeros, in both layouts. */
+    real_t *dx0 = calloc(len, sizeof *dx0);
+    maxpool_backward(&s, dy, a, dx0, 0);
+    maxpool_backward(&s, dy, a, dx, 1);
+    CHECK(same(dx, dx0, len));
+    maxpool_backward_blocked(&s, y_blocked ? dyb : dy, y_blocked, ao, dxb, 1);
+    CHECK(same_as_plain(n, c, hw, dxb, dx0));
+    free(dx), free(dxb), free(dx0);
   }
   free(x), free(xb), free(y), free(yo), free(dy), free(dyb), free(a), free(ao);
 }
