@@ -18,8 +18,20 @@ int pool_shape_init(pool_shape_t *s);
 /* y = max over each window; argmax (N, C, ho, wo) keeps the input offset within the
  * image plane of the maximum (first one on ties, as PyTorch) for backward. */
 void maxpool_forward(const pool_shape_t *s, const real_t *x, real_t *y, int32_t *argmax);
+/* dx is accumulated into, or with dx_write overwritten: each plane is zeroed just
+ * before its gradients are added (the bits of adding into a zeroed buffer, with the
+ * plane still in cache: the caller need not zero it beforehand). */
 void maxpool_backward(const pool_shape_t *s, const real_t *dy, const int32_t *argmax,
-                      real_t *dx /* accumulated */);
+                      real_t *dx, int dx_write);
+
+/* The same with x / dx in the channel-blocked layout (layout_blocked.h; c a multiple of
+ * 16) and y / dy blocked (y_blocked, dy_blocked) or NCHW, so that a model's last
+ * pooling can hand a linear layer NCHW; argmax is stored at y's index. The same values,
+ * positions and bits as maxpool_forward / maxpool_backward. */
+void maxpool_forward_blocked(const pool_shape_t *s, const real_t *x, real_t *y, int y_blocked,
+                             int32_t *argmax);
+void maxpool_backward_blocked(const pool_shape_t *s, const real_t *dy, int dy_blocked,
+                              const int32_t *argmax, real_t *dx, int dx_write);
 
 void avgpool_forward(const pool_shape_t *s, const real_t *x, real_t *y);
 void avgpool_backward(const pool_shape_t *s, const real_t *dy, real_t *dx /* accumulated */);

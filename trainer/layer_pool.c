@@ -1,5 +1,6 @@
 /* layer_pool.c: max pooling, average pooling (square window, no padding) and global
- * average pooling layers. */
+ * average pooling layers. Max pooling reads a blocked input (model.c's layouts) and
+ * writes blocked or, before a linear layer, NCHW. */
 #include <stdio.h>
 
 #include "model_internal.h"
@@ -28,13 +29,20 @@ static int pool_setup(layer_t *l, char *err, size_t errlen) {
 
 static void maxpool_fwd(layer_t *l, model_t *m, int train) {
   pool_shape_t s = shape_of(l, m->batch);
-  maxpool_forward(&s, model_src(m, l->in[0]), l->out, l->argmax);
+  if (model_src_blocked(m, l->in[0]))
+    maxpool_forward_blocked(&s, model_src(m, l->in[0]), l->out, l->blocked, l->argmax);
+  else
+    maxpool_forward(&s, model_src(m, l->in[0]), l->out, l->argmax);
 }
 
 static void maxpool_bwd(layer_t *l, model_t *m) {
   pool_shape_t s = shape_of(l, m->batch);
-  if (l->in[0] >= 0 || m->want_input_grad)
-    maxpool_backward(&s, l->dout, l->argmax, model_dsrc(m, l->in[0]));
+  if (!(l->in[0] >= 0 || m->want_input_grad)) return;
+  if (model_src_blocked(m, l->in[0]))
+    maxpool_backward_blocked(&s, l->dout, l->blocked, l->argmax, model_dsrc(m, l->in[0]),
+                             l->dx_overwrite);
+  else
+    maxpool_backward(&s, l->dout, l->argmax, model_dsrc(m, l->in[0]), l->dx_overwrite);
 }
 
 static void avgpool_fwd(layer_t *l, model_t *m, int train) {

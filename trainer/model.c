@@ -217,15 +217,26 @@ static real_t *alloc_activation(size_t elems) {
   return posix_memalign(&p, 64, (elems ? elems : 1) * sizeof(real_t)) == 0 ? p : NULL;
 }
 
+/* How many inputs of later layers read producer id. */
+static int n_consumers(const model_t *m, int id) {
+  int n = 0;
+  for (int j = id + 1; j < m->n_layers; j++)
+    for (int q = 0; q < m->layers[j].n_in; q++) n += m->layers[j].in[q] == id;
+  return n;
+}
+
 /* Chooses each layer's activation layout. oneDNN computes convolutions in blocks of 16
  * channels (nChw16c); kept in that layout from one convolution to the next, through
  * batch norm, ReLU, dropout and residual adds, activations need no reorder around each
  * convolution (those reorders were 16% of a WRN-10-1 step). Convolutions with a
  * multiple of 16 output channels produce it; batch norm, ReLU, dropout and add pass
  * their input's layout on (an add's two inputs must agree); global average pooling
- * reads either. Anything else that would meet a blocked tensor (max or average
- * pooling, a linear layer or flatten over a map larger than 1x1, the model's output)
- * makes the whole model NCHW, as it was before. On only with oneDNN convolutions in
+ * reads either; max pooling passes it on too, except into a linear layer or flatten
+ * that is its only consumer, for which it writes NCHW (the ConvNet: its reorders
+ * around both convolutions were 10% of a step). Anything else that would meet a
+ * blocked tensor (average pooling, a linear layer or flatten over a map larger than
+ * 1x1 read from anything else, the model's output) makes the whole model NCHW, as it
+ * was before. On only with oneDNN convolutions in
  * float32 on the CPU; HV_LAYOUT=nchw turns it off. */
 static void assign_layouts(model_t *m, const trainer_settings_t *set) {
   int allow = m->dev->blocked_layout && sizeof(real_t) == 4 && layer_conv2d_uses_dnnl() &&
@@ -242,10 +253,18 @@ static void assign_layouts(model_t *m, const trainer_settings_t *set) {
         l->blocked = in0;
         if (in0 != model_src_blocked(m, l->in[1])) allow = 0;
         break;
+      case LAYER_MAXPOOL: l->blocked = in0; break;
       case LAYER_GLOBAL_AVGPOOL: break;
       case LAYER_LINEAR:
       case LAYER_FLATTEN:
-        if (in0 && l->in_h * l->in_w > 1) allow = 0;
+        if (in0 && l->in_h * l->in_w > 1) {
+          /* A max pooling read only here writes NCHW instead (the ConvNet's last). */
+          layer_t *p = &m->layers[l->in[0]];
+          if (p->kind == LAYER_MAXPOOL && n_consumers(m, l->in[0]) == 1)
+            p->blocked = 0;
+          else
+            allow = 0;
+        }
         break;
       default:
         if (in0) allow = 0;
@@ -386,11 +405,13 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
     if (l->kind == LAYER_MAXPOOL && !l->argmax) goto oom;
     if (l->ws_per_image > ws_image) ws_image = l->ws_per_image;
   }
-  /* A convolution, ReLU or batch norm that is the only consumer of its input writes
-   * that gradient whole: nothing to add to, nothing for model_backward to zero. */
+  /* A convolution, ReLU, batch norm or max pooling that is the only consumer of its
+   * input writes that gradient whole: nothing to add to, nothing for model_backward
+   * to zero (max pooling zeroes each plane itself, in cache, before its scatter). */
   for (int i = 0; i < m->n_layers; i++) {
     layer_t *l = &m->layers[i], *p = l->in[0] >= 0 ? &m->layers[l->in[0]] : NULL;
-    l->dx_overwrite = (l->kind == LAYER_CONV2D || l->kind == LAYER_RELU || l->kind == LAYER_BATCHNORM2D) &&
+    l->dx_overwrite = (l->kind == LAYER_CONV2D || l->kind == LAYER_RELU || l->kind == LAYER_BATCHNORM2D ||
+                       l->kind == LAYER_MAXPOOL) &&
                       p && p->consumers == 1 && !p->aliases_input;
     if (l->dx_overwrite) p->grad_written = 1;
   }

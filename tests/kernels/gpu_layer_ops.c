@@ -123,7 +123,7 @@ static void pool_case(int max, int n, int c, int h, int w, int k, int stride) {
   const size_t nx = (size_t)n * c * h * w, ny = (size_t)n * c * s.ho * s.wo;
   float *x = rand_host(nx), *dy = rand_host(ny), *y = malloc(ny * 4), *dx = filled(nx, 1);
   int32_t *arg = malloc(ny * 4);
-  if (max) maxpool_forward(&s, x, y, arg), maxpool_backward(&s, dy, arg, dx);
+  if (max) maxpool_forward(&s, x, y, arg), maxpool_backward(&s, dy, arg, dx, 0);
   else avgpool_forward(&s, x, y), avgpool_backward(&s, dy, dx);
   float *one = filled(nx, 1), *gx = dev(x, nx), *gdy = dev(dy, ny), *gy = dev(y, ny), *gdx = dev(one, nx);
   cudaMemset(gy, 0x7b, ny * 4);

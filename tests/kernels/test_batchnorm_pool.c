@@ -46,7 +46,7 @@ static void test_pool(void) {
   CHECK(y[0] == 5 && y[1] == 7 && y[2] == 13 && y[3] == 15);
   /* 5 at offsets 0, 1 and 5 of the first window: the first (0) wins, as PyTorch */
   CHECK(am[0] == 0 && am[1] == 7 && am[2] == 13 && am[3] == 15);
-  maxpool_backward(&s, dy, am, dx);
+  maxpool_backward(&s, dy, am, dx, 0);
   CHECK(dx[0] == 1 && dx[1] == 0 && dx[7] == 2 && dx[15] == 4);
   avgpool_forward(&s, x, y);
   CHECK_NEAR(y[3], (10 + 11 + 14 + 15) / 4.0, 1e-15);

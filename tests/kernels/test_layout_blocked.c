@@ -2,9 +2,12 @@
  * round-trip and put each element where blocked_index says; batch norm (training and
  * evaluation forward, backward in both modes, accumulating into dx, dgamma, dbeta, or
  * writing dx: what accumulating onto zeros gives) and
- * global average pooling give bit for bit the results of the NCHW kernels on the same
+ * global and max pooling (blocked or NCHW output; 2x2 windows with ties and NaNs,
+ * overlapping 3x3 windows; argmax positions, dx accumulated or written) give bit for bit
+ * the results of the NCHW kernels on the same
  * data, with 1 and 2 threads, for maps with and without a tail of fewer than 8
  * positions and with one or several channel blocks. float32, as the models run them. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -105,6 +108,50 @@ static void test_global_avgpool(int n, int c, int hw) {
   free(x), free(xb), free(y), free(yb), free(dx), free(dxb);
 }
 
+/* x with ties (values rounded to a few levels) and, if nan, NaNs in some planes. */
+static void test_maxpool(int n, int c, int h, int w, int k, int stride, int nan) {
+  pool_shape_t s = {.n = n, .c = c, .h = h, .w = w, .k = k, .stride = stride};
+  CHECK(pool_shape_init(&s) == 0);
+  const int hw = h * w, out = s.ho * s.wo;
+  const size_t len = (size_t)n * c * hw, olen = (size_t)n * c * out;
+  real_t *x = rand_array(len, 3);
+  for (size_t i = 0; i < len; i++) x[i] = (real_t)(int)(x[i] * 2);
+  if (nan)
+    for (size_t i = 5; i < len; i += 97) x[i] = (real_t)NAN;
+  real_t *xb = blocked_copy(n, c, hw, x), *y = malloc(olen * sizeof *y), *yo = malloc(olen * sizeof *yo),
+         *dy = rand_array(olen, 1), *dyb = blocked_copy(n, c, out, dy);
+  int32_t *a = malloc(olen * sizeof *a), *ao = malloc(olen * sizeof *ao);
+  maxpool_forward(&s, x, y, a);
+  for (int y_blocked = 0; y_blocked <= 1; y_blocked++) {
+    maxpool_forward_blocked(&s, xb, yo, y_blocked, ao);
+    if (y_blocked) {
+      CHECK(same_as_plain(n, c, out, yo, y));
+      int32_t *back = malloc(olen * sizeof *back);
+      for (int i = 0; i < n; i++)
+        for (int ch = 0; ch < c; ch++)
+          for (int j = 0; j < out; j++) back[((size_t)i * c + ch) * out + j] = ao[blocked_index(c, out, i, ch, j)];
+      CHECK(memcmp(back, a, olen * sizeof *a) == 0);
+      free(back);
+    } else {
+      CHECK(same(yo, y, olen));
+      CHECK(memcmp(ao, a, olen * sizeof *a) == 0);
+    }
+    real_t *dx = rand_array(len, 2), *dxb = blocked_copy(n, c, hw, dx);
+    maxpool_backward(&s, dy, a, dx, 0);
+    maxpool_backward_blocked(&s, y_blocked ? dyb : dy, y_blocked, ao, dxb, 0);
+    CHECK(same_as_plain(n, c, hw, dxb, dx));
+    /* Writing over old contents (dx, dxb) = accumulating onto zeros, in both layouts. */
+    real_t *dx0 = calloc(len, sizeof *dx0);
+    maxpool_backward(&s, dy, a, dx0, 0);
+    maxpool_backward(&s, dy, a, dx, 1);
+    CHECK(same(dx, dx0, len));
+    maxpool_backward_blocked(&s, y_blocked ? dyb : dy, y_blocked, ao, dxb, 1);
+    CHECK(same_as_plain(n, c, hw, dxb, dx0));
+    free(dx), free(dxb), free(dx0);
+  }
+  free(x), free(xb), free(y), free(yo), free(dy), free(dyb), free(a), free(ao);
+}
+
 int main(void) {
   test_conversions();
   for (int threads = 1; threads <= 2; threads++) {
@@ -116,6 +163,10 @@ int main(void) {
     test_batchnorm(5, 48, 5, -3);   /* only a tail */
     test_batchnorm(64, 16, 1024, 0.5); /* a WRN-10-1 first-group layer: past the threading threshold */
     test_global_avgpool(3, 32, 49);
+    test_maxpool(3, 32, 14, 14, 2, 2, 0); /* the ConvNet's second pooling */
+    test_maxpool(2, 16, 28, 28, 2, 2, 1); /* NaNs: the reference rules */
+    test_maxpool(40, 16, 28, 28, 2, 2, 0); /* past the threading threshold */
+    test_maxpool(2, 32, 9, 7, 3, 2, 1);    /* overlapping windows, odd sides */
   }
   CHECK_RETURN();
 }

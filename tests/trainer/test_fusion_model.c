@@ -3,7 +3,8 @@
  * own passes (HV_FUSE=off): logits, loss, every parameter gradient, the input gradient
  * and the running statistics after each of two training steps, and logits in
  * evaluation; with 1 and 2 threads. Widths 1 and 2 cover the identity and projection
- * shortcuts of the residual blocks; the ConvNet the NCHW batch norm + ReLU (the adds' gradients shared with or written into
+ * shortcuts of the residual blocks; the ConvNet the batch norm + ReLU in the blocked
+ * layout and, with HV_LAYOUT=nchw, in NCHW (the adds' gradients shared with or written into
  * their inputs, the shortcut convolution writing the gradient its block's first
  * convolution then adds to). It also checks that fusion happened (else the
  * comparison would be vacuous), that HV_FUSE=off turns it off, and that a bad
@@ -104,18 +105,21 @@ static void compare(int widen, const real_t *x, const uint8_t *y) {
   model_free(fused);
 }
 
-/* The ConvNet (NCHW: its max pooling keeps it out of the blocked layout): batch norm
- * + ReLU fused in batchnorm.c's passes, the same bits as apart. */
-static void compare_convnet(void) {
+/* The ConvNet, blocked (layout "auto") or NCHW ("nchw"): batch norm + ReLU fused in
+ * batchnorm.c's or batchnorm_blocked.c's passes, the same bits as apart. */
+static void compare_convnet(const char *layout) {
   enum { N = 5 };
   char err[256] = "";
+  setenv("HV_LAYOUT", layout, 1);
   setenv("HV_FUSE", "off", 1);
   model_t *ref = model_convnet_create(10, 1, N, 3, err, sizeof err);
   setenv("HV_FUSE", "auto", 1);
   model_t *fused = model_convnet_create(10, 1, N, 3, err, sizeof err);
   CHECK(ref && fused);
   if (!ref || !fused) return;
-  CHECK(fused->blocked_layout == 0 && fused_layers(fused) == 4 && fused_layers(ref) == 0);
+  const int blocked = strcmp(layout, "nchw") != 0;
+  CHECK(ref->blocked_layout == blocked && fused->blocked_layout == blocked);
+  CHECK(fused_layers(fused) == 4 && fused_layers(ref) == 0);
   real_t x[N * 28 * 28];
   uint8_t y[N];
   unsigned s = 11;
@@ -138,6 +142,7 @@ static void compare_convnet(void) {
   CHECK(memcmp(model_output(ref), model_output(fused), (size_t)N * 10 * sizeof(real_t)) == 0);
   model_free(ref);
   model_free(fused);
+  unsetenv("HV_LAYOUT");
 }
 
 int main(void) {
@@ -153,7 +158,8 @@ int main(void) {
 #endif
     compare(1, x, y);
     compare(2, x, y);
-    compare_convnet();
+    compare_convnet("auto");
+    compare_convnet("nchw");
   }
   setenv("HV_FUSE", "maybe", 1);
   char err[256] = "";
