@@ -60,6 +60,7 @@ typedef struct hv__algo_ctx {
    * with my local rank on every node (NULL when not set up). */
   struct hv__algo_ctx *local, *cross;
   int uniform_nodes; /* every node has the same number of ranks */
+  int spans_nodes;   /* its ranks are on more than one node: messages cross the network */
   hv__shm_t *shm;    /* the node's shared-memory region, or NULL (then MPI carries it) */
   /* On a local context, once a hierarchical allgather or broadcast has run: for each local rank q,
    * the global ranks of q's cross group (nodes ints from q * nodes). */
@@ -76,6 +77,15 @@ hv_result_t hv__algo_ctx_init_mpi(hv__algo_ctx_t *ctx, const hv__algo_host_t *ho
  * available there. */
 hv_result_t hv__algo_ctx_init(hv__algo_ctx_t *ctx, const hv__algo_host_t *host, const hv__transport_t *transport);
 void hv__algo_ctx_free(hv__algo_ctx_t *ctx);
+/* The pipelining chunk of the chunked algorithms (ring, Rabenseifner) on ctx, in bytes:
+ * the host's net_chunk_bytes where ctx spans nodes and it is set, else
+ * ring_chunk_bytes. */
+size_t hv__chunk_bytes(const hv__algo_ctx_t *ctx);
+/* Receive slots a chunked algorithm keeps posted for chunks of chunk_bytes: about
+ * 4 MiB in flight, from 4 to 64 slots, so that small chunks (across TCP, below the MPI
+ * library's eager limit) mostly find their receive posted instead of being copied
+ * out of the library's unexpected-message buffers. */
+size_t hv__recv_depth(size_t chunk_bytes);
 /* Grow-only scratch space of at least bytes. */
 hv_result_t hv__algo_scratch(hv__algo_ctx_t *ctx, size_t bytes, void **out);
 hv_result_t hv__algo_reqs(hv__algo_ctx_t *ctx, size_t n, hv__request_t **out);

@@ -34,6 +34,15 @@ void hv__algo_ctx_free(hv__algo_ctx_t *ctx) {
   memset(ctx, 0, sizeof *ctx);
 }
 
+size_t hv__chunk_bytes(const hv__algo_ctx_t *ctx) {
+  return ctx->spans_nodes && ctx->host->net_chunk_bytes ? ctx->host->net_chunk_bytes : ctx->host->ring_chunk_bytes;
+}
+
+size_t hv__recv_depth(size_t chunk_bytes) {
+  const size_t d = chunk_bytes ? ((size_t)4 << 20) / chunk_bytes : 4;
+  return d < 4 ? 4 : d > 64 ? 64 : d;
+}
+
 hv_result_t hv__algo_scratch(hv__algo_ctx_t *ctx, size_t bytes, void **out) {
   if (bytes > ctx->scratch_bytes) {
     int shared = 0;

@@ -24,8 +24,9 @@
  * buffer to the odd one, which reduces it in, and sits out) and the odd one sends it
  * the result at the end: those pairs move 2 buffers more, and the job takes 2 steps
  * more. Messages per rank: log2(p') halving and log2(p') doubling exchanges, each cut
- * into chunks of HV_RING_CHUNK_BYTES (never more than HV__TRANSPORT_MAX_MESSAGE),
- * received into RAB_RECV_DEPTH scratch slots and reduced while later chunks arrive.
+ * into chunks of hv__chunk_bytes (HV_RING_CHUNK_BYTES, across nodes HV_NET_CHUNK_BYTES;
+ * never more than HV__TRANSPORT_MAX_MESSAGE), received into hv__recv_depth scratch
+ * slots and reduced while later chunks arrive.
  *
  * Bitwise identical results: each block's final value is computed by exactly one
  * rank (the one left holding it after the halving; each partial sum before it by
@@ -34,13 +35,13 @@
 #include "algo.h"
 #include "reduce.h"
 
-#define RAB_RECV_DEPTH 4 /* receive slots in flight per exchange */
 #define RAB_MAX_STEPS 31 /* log2 of the largest power of two an int holds */
 
 typedef struct rab {
   hv__algo_ctx_t *ctx;
   char *data, *slots;
   size_t es, chunk; /* chunk in elements */
+  size_t depth;     /* receive slots in flight per exchange */
   hv_dtype_t dtype;
   hv_op_t op;
 } rab_t;
@@ -58,7 +59,7 @@ static hv_result_t exchange(const rab_t *a, int peer, int tag, size_t s, size_t 
   hv__transport_t *t = &a->ctx->transport;
   const size_t c = a->chunk, es = a->es;
   const size_t nsend = (slen + c - 1) / c, nrecv = (rlen + c - 1) / c;
-  const size_t posted = reduce ? min_size(nrecv, RAB_RECV_DEPTH) : nrecv;
+  const size_t posted = reduce ? min_size(nrecv, a->depth) : nrecv;
   hv__request_t *reqs;
   HV_CHECK(hv__algo_reqs(a->ctx, posted + nsend, &reqs));
   hv__request_t *recv = reqs, *send = reqs + posted;
@@ -71,11 +72,11 @@ static hv_result_t exchange(const rab_t *a, int peer, int tag, size_t s, size_t 
     HV_CHECK(t->isend(t, peer, tag, a->data + (s + j * c) * es, min_size(c, slen - j * c) * es, &send[j]));
   if (reduce) {
     for (size_t j = 0; j < nrecv; j++) {
-      const size_t slot = j % RAB_RECV_DEPTH, len = min_size(c, rlen - j * c);
+      const size_t slot = j % a->depth, len = min_size(c, rlen - j * c);
       char *from = a->slots + slot * c * es;
       HV_CHECK(t->wait(t, &recv[slot]));
       hv__reduce(a->data + (d + j * c) * es, from, len, a->dtype, a->op);
-      const size_t next = j + RAB_RECV_DEPTH;
+      const size_t next = j + a->depth;
       if (next < nrecv)
         HV_CHECK(t->irecv(t, peer, tag, from, min_size(c, rlen - next * c) * es, &recv[slot]));
     }
@@ -118,10 +119,10 @@ hv_result_t hv__allreduce_rab(hv__algo_ctx_t *ctx, void *buf, size_t count, hv_d
   const int n = ctx->transport.size, r = ctx->transport.rank;
   if (n == 1 || count == 0) return HV_SUCCESS;
   const size_t es = hv_dtype_size(dtype);
-  size_t chunk = ctx->host->ring_chunk_bytes / es;
+  size_t chunk = hv__chunk_bytes(ctx) / es;
   chunk = min_size(min_size(chunk ? chunk : 1, HV__TRANSPORT_MAX_MESSAGE / es), count);
-  rab_t a = {ctx, buf, NULL, es, chunk, dtype, op};
-  HV_CHECK(hv__algo_scratch(ctx, RAB_RECV_DEPTH * chunk * es, (void **)&a.slots));
+  rab_t a = {ctx, buf, NULL, es, chunk, hv__recv_depth(chunk * es), dtype, op};
+  HV_CHECK(hv__algo_scratch(ctx, a.depth * chunk * es, (void **)&a.slots));
   int pof2 = 1;
   while (pof2 <= n / 2) pof2 *= 2;
   const int rem = n - pof2;

@@ -19,14 +19,16 @@
  *   rd_limit below, on one rank per node)
  *   larger, job on several nodes with several  -> hierarchical: only one reduced copy
  *   ranks each (same count per node)             per local slot crosses the network
- *   larger, two ranks (on two nodes)           -> recursive doubling: one exchange of the
- *                                                whole buffer moves the same bytes as the
- *                                                ring (S each way); over a 1 Gbit/s
- *                                                emulated link 64 MiB took 573 ms (94% of
- *                                                the link) against the ring's 1045 ms,
- *                                                whose chunked transfers in the two
- *                                                directions take turns in Open MPI's TCP
- *                                                transport instead of overlapping
+ *   larger, two ranks                          -> ring: the same bytes as one exchange of
+ *                                                the whole buffer (rd), pipelined with the
+ *                                                reduction; across TCP in chunks below the
+ *                                                eager limit (net_chunk.c), whose
+ *                                                transfers in the two directions overlap
+ *                                                (2 emulated nodes at 1 Gbit/s, --no-engine:
+ *                                                16 MiB 143 ms against rd's 199, 64 MiB 601
+ *                                                against 752; equal to 1 MiB). With 1 MiB
+ *                                                rendezvous chunks they took turns, and rd
+ *                                                was chosen here before
  *   larger, a power of two from 4 ranks        -> Rabenseifner's (rab): bandwidth-optimal
  *                                                like the ring with 2 log2(p) latencies
  *                                                instead of 2(p-1): at 1,024 nodes the
@@ -80,11 +82,10 @@ static const hv__allreduce_algo_t *algo_of(hv__algo_t id) {
 }
 
 /* A large buffer over n ranks with no hierarchy to use (flat, or one phase of a
- * two-level allreduce): recursive doubling for two; Rabenseifner's for a power of two
- * from 4 (2 log2 n latencies against the ring's 2(n-1), the same bytes); the ring
- * otherwise, where Rabenseifner's folding would move the whole buffer once more. */
+ * two-level allreduce): Rabenseifner's for a power of two from 4 (2 log2 n latencies
+ * against the ring's 2(n-1), the same bytes); the ring otherwise (two ranks: it is
+ * Rabenseifner's), where Rabenseifner's folding would move the whole buffer once more. */
 static hv__algo_t flat_large(int n) {
-  if (n == 2) return HV__ALGO_RD;
   if (n >= 4 && (n & (n - 1)) == 0) return HV__ALGO_RAB;
   return HV__ALGO_RING;
 }
@@ -100,12 +101,14 @@ static hv__algo_t flat_large(int n) {
  * limit chose rd 1.53x too slow at 25 Gbit/s x 64 KiB and rab 1.14x too slow at
  * 400 Gbit/s x 256 KiB. */
 static size_t rd_limit(const hv__algo_host_t *host, int n) {
-  if (!(host->link_Bps > 0) || n < 2) return host->small_allreduce_bytes;
+  /* Two ranks: rd moves the same bytes with one latency, but as one message whose
+   * reduction waits for all of it; the model has no term for the ring's pipelining,
+   * so the measured fixed limit decides. */
+  if (!(host->link_Bps > 0) || n <= 2) return host->small_allreduce_bytes;
   int log2p = 0;
   while ((2 << log2p) <= n) log2p++;
   const double rd_steps = log2p + ((1 << log2p) == n ? 0 : 2);
   const hv__algo_t large = flat_large(n);
-  if (large == HV__ALGO_RD) return SIZE_MAX;
   const double large_steps = large == HV__ALGO_RAB ? 2.0 * log2p : 2.0 * (n - 1);
   const double large_volume = 2.0 * (n - 1) / n; /* bytes moved per byte of buffer */
   if (rd_steps <= large_volume) return SIZE_MAX;  /* rd moves no more: it always wins */

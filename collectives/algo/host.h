@@ -20,6 +20,8 @@ typedef struct hv__algo_host {
   double timeout_s;             /* HV_TIMEOUT: a wait on peers longer than this fails, 0 never */
   int spin_ok;                  /* a core for each busy thread: waits may spin longer */
   size_t ring_chunk_bytes;      /* HV_RING_CHUNK_BYTES: the ring's pipelining unit */
+  size_t net_chunk_bytes;       /* HV_NET_CHUNK_BYTES: the unit in contexts that span nodes
+                                   (hv__chunk_bytes); 0: ring_chunk_bytes there too */
   size_t small_allreduce_bytes; /* HV_SMALL_ALLREDUCE_BYTES: auto uses rd at or below */
   /* HV_LINK_GBITS / HV_LINK_LATENCY_US: the network as one rank sees it, bytes/s and
    * seconds per message; link_Bps 0 (not given, or HV_SMALL_ALLREDUCE_BYTES given):

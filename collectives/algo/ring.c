@@ -11,7 +11,8 @@
  *   sends:  seg 2 -> seg 0 -> seg 1 -> (back to rank 0)
  *
  * Each rank moves 2(n-1)/n of the buffer for a full allreduce (RS + AG), the
- * bandwidth optimum. Segments are cut into chunks of HV_RING_CHUNK_BYTES: the chunk
+ * bandwidth optimum. Segments are cut into chunks of hv__chunk_bytes (HV_RING_CHUNK_BYTES;
+ * across nodes HV_NET_CHUNK_BYTES, below TCP's eager limit: net_chunk.c): the chunk
  * of step s+1 is forwarded as soon as the same chunk of step s has arrived and been
  * reduced, so receiving, reducing and sending overlap, and no MPI count exceeds an
  * int at any size. Sends are never waited on before the end of a phase, so a rank
@@ -24,7 +25,6 @@
 #include "algo.h"
 #include "reduce.h"
 
-#define RING_RECV_DEPTH 4 /* receive slots in flight per rank */
 
 typedef struct ring_walk {
   const size_t *off;
@@ -69,7 +69,7 @@ static ring_walk_t walk_begin(const size_t *off, size_t chunk, int n, int r, int
 }
 
 static size_t chunk_elems(const hv__algo_ctx_t *ctx, size_t elem_size) {
-  size_t c = ctx->host->ring_chunk_bytes / elem_size;
+  size_t c = hv__chunk_bytes(ctx) / elem_size;
   return c ? c : 1;
 }
 
@@ -96,22 +96,23 @@ static hv_result_t ring_phase(hv__algo_ctx_t *ctx, char *data, const size_t *off
   int n = t->size, r = t->rank;
   if (n == 1) return HV_SUCCESS;
   size_t chunk = chunk_elems(ctx, es);
+  const size_t depth = hv__recv_depth(chunk * es);
   int right = (r + 1) % n, left = (r - 1 + n) % n;
   int tag = reduce ? HV__TAG_RING_RS : HV__TAG_RING_AG;
   int recv_shift = reduce ? 2 : 1;
 
   char *slots = NULL;
-  if (reduce) HV_CHECK(hv__algo_scratch(ctx, RING_RECV_DEPTH * chunk * es, (void **)&slots));
+  if (reduce) HV_CHECK(hv__algo_scratch(ctx, depth * chunk * es, (void **)&slots));
   hv__request_t *reqs;
-  HV_CHECK(hv__algo_reqs(ctx, max_sends(off, n, chunk) + 2 * RING_RECV_DEPTH, &reqs));
-  hv__request_t *recv_req = reqs, *send_req = reqs + RING_RECV_DEPTH;
+  HV_CHECK(hv__algo_reqs(ctx, max_sends(off, n, chunk) + 2 * depth, &reqs));
+  hv__request_t *recv_req = reqs, *send_req = reqs + depth;
   size_t nsend = 0;
 
   /* Receives first, so the left neighbour's first chunks find them posted. */
   ring_walk_t post = walk_begin(off, chunk, n, r, recv_shift), take = post;
   size_t posted = 0, taken = 0;
-  for (; walk_valid(&post) && posted < RING_RECV_DEPTH; posted++) {
-    size_t start, len, slot = posted % RING_RECV_DEPTH;
+  for (; walk_valid(&post) && posted < depth; posted++) {
+    size_t start, len, slot = posted % depth;
     walk_range(&post, &start, &len);
     char *into = reduce ? slots + slot * chunk * es : data + start * es;
     HV_CHECK(t->irecv(t, left, tag, into, len * es, &recv_req[slot]));
@@ -127,7 +128,7 @@ static hv_result_t ring_phase(hv__algo_ctx_t *ctx, char *data, const size_t *off
     walk_settle(&send0);
   }
   while (walk_valid(&take)) {
-    size_t slot = taken % RING_RECV_DEPTH, start, len;
+    size_t slot = taken % depth, start, len;
     walk_range(&take, &start, &len);
     HV_CHECK(t->wait(t, &recv_req[slot]));
     if (reduce) hv__reduce(data + start * es, slots + slot * chunk * es, len, dtype, op);

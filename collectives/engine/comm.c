@@ -182,8 +182,19 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
     return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT,
                          "HV_SHM_SLOT_BYTES=%zu x %d ranks on the largest node overflows size_t: use a smaller slot "
                          "(the default is 4M)", comm->config.shm_slot_bytes, extremes[0]);
+  /* The chunks within a node and across nodes: both ends of a message must cut it
+   * alike, so every rank takes the smallest any rank chose (auto may see another
+   * network on another node; HV_RING_CHUNK_BYTES may differ by mistake). */
+  unsigned long long chunks[2] = {comm->config.ring_chunk_bytes,
+                                  comm->config.net_chunk_bytes ? comm->config.net_chunk_bytes : hv__net_chunk_auto()};
+  if (!chunks[1]) chunks[1] = chunks[0];
+  if (!HV_SIMULATED) /* there every rank has the same settings and no sockets */
+    HV_MPI_CHECK(&comm->host.errors, MPI_Allreduce(MPI_IN_PLACE, chunks, 2, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm->mpi));
+  comm->host.ring_chunk_bytes = (size_t)chunks[0];
+  comm->host.net_chunk_bytes = (size_t)chunks[1];
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_local, &comm->host, comm->local));
   HV_CHECK(hv__algo_ctx_init_mpi(&comm->algo_cross, &comm->host, comm->cross));
+  comm->algo_cross.spans_nodes = comm->cross_size > 1;
   HV_CHECK(hv__init_agree(comm, HV_SUCCESS)); /* before shm_set_up's collectives */
   HV_CHECK(shm_set_up(comm));
   hv__algo_ctx_t *ctxs[2] = {&comm->algo, &comm->bench_algo};
@@ -191,6 +202,7 @@ static hv_result_t split_nodes(hv_comm_t *comm) {
     ctxs[i]->local = &comm->algo_local;
     ctxs[i]->cross = &comm->algo_cross;
     ctxs[i]->uniform_nodes = uniform;
+    ctxs[i]->spans_nodes = comm->local_size < comm->size;
     ctxs[i]->shm = comm->shm.header ? &comm->shm : NULL;
   }
   return HV_SUCCESS;
@@ -428,9 +440,10 @@ static hv_result_t comm_create(MPI_Comm user, hv_comm_t **out) {
   if ((rc = hv__init_agree(comm, HV_SUCCESS)) != HV_SUCCESS) goto fail;
   if ((rc = hv__engine_start(comm)) != HV_SUCCESS) goto fail;
   hv__flight_register(comm); /* its documents, the status socket (flight_dump.c) */
-  HV_LOG(HV__LOG_INFO, "communicator of %d ranks (%d on this node, %d nodes), algo=%s, fusion=%zu bytes",
-         comm->size, comm->local_size, comm->cross_size, hv__algo_name(comm->config.allreduce_algo),
-         comm->config.fusion_threshold);
+  HV_LOG(HV__LOG_INFO, "communicator of %d ranks (%d on this node, %d nodes), algo=%s, fusion=%zu bytes, "
+         "chunk=%zu bytes (%zu across nodes)", comm->size, comm->local_size, comm->cross_size,
+         hv__algo_name(comm->config.allreduce_algo), comm->config.fusion_threshold, comm->host.ring_chunk_bytes,
+         comm->host.net_chunk_bytes);
   *out = comm;
   return HV_SUCCESS;
 oom:

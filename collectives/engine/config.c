@@ -89,6 +89,9 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
     if (hv__parse_size(v, &c->ring_chunk_bytes) || c->ring_chunk_bytes < 64 ||
         c->ring_chunk_bytes > (1u << 30))
       BAD("HV_RING_CHUNK_BYTES", "a size between 64 and 1G, such as 1M");
+  if ((v = getenv("HV_NET_CHUNK_BYTES")) && *v && strcmp(v, "auto") != 0)
+    if (hv__parse_size(v, &c->net_chunk_bytes) || c->net_chunk_bytes < 64 || c->net_chunk_bytes > (1u << 30))
+      BAD("HV_NET_CHUNK_BYTES", "auto or a size between 64 and 1G, such as 63K");
   if ((v = getenv("HV_CACHE_CAPACITY")) && *v) {
     char *end;
     long n = strtol(v, &end, 10);

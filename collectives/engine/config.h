@@ -20,6 +20,7 @@ typedef struct hv__config {
   size_t shm_slot_bytes;        /* HV_SHM_SLOT_BYTES: per-rank shared slot, 0 disables */
   int shm_cma;                  /* HV_SHM_CMA: -1 auto, 0 off, 1 at every size */
   size_t ring_chunk_bytes;      /* HV_RING_CHUNK_BYTES */
+  size_t net_chunk_bytes;       /* HV_NET_CHUNK_BYTES: the same across nodes; 0 auto (net_chunk.c) */
   size_t cuda_staging_bytes;    /* HV_CUDA_STAGING_BYTES: one pinned host slot of hv_cuda.h's staging */
   size_t cache_capacity;        /* HV_CACHE_CAPACITY, 0 disables the response cache */
   double stall_check_s;         /* HV_STALL_CHECK_TIME, 0 disables */

@@ -230,6 +230,9 @@ extern _Thread_local hv_comm_t *hv__engine_thread_comm;
  * (rc, this rank's): a failure on one rank (out of memory) fails hv_init on all,
  * instead of leaving the others waiting in the next collective. comm.c. */
 hv_result_t hv__init_agree(hv_comm_t *comm, hv_result_t rc);
+/* HV_NET_CHUNK_BYTES=auto on this rank: a chunk below TCP's eager limit where the
+ * network is sockets, else 0 (keep HV_RING_CHUNK_BYTES). net_chunk.c. */
+size_t hv__net_chunk_auto(void);
 hv_result_t hv__fault_init(hv_comm_t *comm);
 void hv__fault_free(hv_comm_t *comm);
 /* Called by every wait on peers with the time waited so far (cheap until a wait lasts

@@ -216,7 +216,7 @@ static void test_cross_select(rank_env_t *env) {
   const hv__algo_ctx_t *c = &env->all;
   const size_t small = env->host.small_allreduce_bytes, big = small + 1;
   const int n = c->transport.size;
-  const hv__algo_t big_auto = n == 2 ? HV__ALGO_RD : n >= 4 && !(n & (n - 1)) ? HV__ALGO_RAB : HV__ALGO_RING;
+  const hv__algo_t big_auto = n >= 4 && !(n & (n - 1)) ? HV__ALGO_RAB : HV__ALGO_RING;
   EXPECT(hv__cross_allreduce_select(c, small)->id == HV__ALGO_RD, "auto, small: rd");
   EXPECT(hv__cross_allreduce_select(c, big)->id == big_auto, "auto, large: %s", hv__algo_name(big_auto));
   env->host.cross_algo = HV__ALGO_RAB;

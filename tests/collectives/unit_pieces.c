@@ -166,6 +166,17 @@ static void test_parsing(void) {
   unsetenv("HV_SMALL_ALLREDUCE_BYTES");
   unsetenv("HV_LINK_GBITS");
   unsetenv("HV_LINK_LATENCY_US");
+  /* The chunk across nodes: auto (0, resolved at hv_init: net_chunk.c) or 64 to 1G. */
+  setenv("HV_NET_CHUNK_BYTES", "63", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_ERR_INVALID_ARGUMENT && strstr(err, "HV_NET_CHUNK_BYTES"),
+        "tiny net chunk: %s", err);
+  setenv("HV_NET_CHUNK_BYTES", "2G", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_ERR_INVALID_ARGUMENT, "huge net chunk accepted");
+  setenv("HV_NET_CHUNK_BYTES", "63K", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_SUCCESS && c.net_chunk_bytes == 64512, "net chunk 63K");
+  setenv("HV_NET_CHUNK_BYTES", "auto", 1);
+  CHECK(hv__config_load(&c, err, sizeof err) == HV_SUCCESS && c.net_chunk_bytes == 0, "net chunk auto");
+  unsetenv("HV_NET_CHUNK_BYTES");
   CHECK(hv__config_load(&c, err, sizeof err) == HV_SUCCESS && c.fusion_threshold == 128u << 20 &&
             c.cycle_time_ms == 1.0 && c.stall_check_s == 60, "defaults");
   CHECK(strstr(hv_strerror(HV_ERR_MISMATCH), "mismatch") != NULL, "strerror text");
