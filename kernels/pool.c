@@ -35,6 +35,23 @@ static void maxpool_plane(const pool_shape_t *s, const real_t *xp, size_t xs, re
   }
 }
 
+/* The maximum of a 2x2 window (v0 v1 / v2 v3, v0 at plane offset i0 in rows of W) and
+ * its offset in *arg, the first on ties, with selects instead of branches so that the
+ * callers' loops vectorise. No NaN handling: the callers redo a plane that has one. */
+static inline real_t max2x2_first(real_t v0, real_t v1, real_t v2, real_t v3, int32_t i0, int W,
+                                  int32_t *arg) {
+  real_t m = v0;
+  int32_t a = i0;
+  a = v1 > m ? i0 + 1 : a;
+  m = v1 > m ? v1 : m;
+  a = v2 > m ? i0 + W : a;
+  m = v2 > m ? v2 : m;
+  a = v3 > m ? i0 + W + 1 : a;
+  m = v3 > m ? v3 : m;
+  *arg = a;
+  return m;
+}
+
 /* The 2x2 / stride 2 window of every CNN here, one output row at a time in a loop the
  * compiler vectorises (selects, no branches: the maximum's position is
  * data-dependent and a branch mispredicts; measured 3.95 ms for the ConvNet's first
@@ -53,17 +70,7 @@ static int maxpool2_plane(const pool_shape_t *s, const real_t *restrict xp, real
     for (int ox = 0; ox < wo; ox++) {
       const real_t v0 = r0[2 * ox], v1 = r0[2 * ox + 1], v2 = r1[2 * ox], v3 = r1[2 * ox + 1];
       nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);
-      const int32_t i0 = base + 2 * ox;
-      real_t m = v0;
-      int32_t a = i0;
-      a = v1 > m ? i0 + 1 : a;
-      m = v1 > m ? v1 : m;
-      a = v2 > m ? i0 + W : a;
-      m = v2 > m ? v2 : m;
-      a = v3 > m ? i0 + W + 1 : a;
-      m = v3 > m ? v3 : m;
-      yr[ox] = m;
-      ar[ox] = a;
+      yr[ox] = max2x2_first(v0, v1, v2, v3, base + 2 * ox, W, &ar[ox]);
     }
   }
   return nan;
@@ -107,16 +114,7 @@ static int maxpool2_block(const pool_shape_t *s, const real_t *restrict xb, real
       for (int l = 0; l < CHANNEL_BLOCK; l++) {
         const real_t v0 = p0[l], v1 = p0[CHANNEL_BLOCK + l], v2 = p2[l], v3 = p2[CHANNEL_BLOCK + l];
         nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);
-        real_t m = v0;
-        int32_t a = i0;
-        a = v1 > m ? i0 + 1 : a;
-        m = v1 > m ? v1 : m;
-        a = v2 > m ? i0 + W : a;
-        m = v2 > m ? v2 : m;
-        a = v3 > m ? i0 + W + 1 : a;
-        m = v3 > m ? v3 : m;
-        yb[o + l * ls] = m;
-        ab[o + l * ls] = a;
+        yb[o + l * ls] = max2x2_first(v0, v1, v2, v3, i0, W, &ab[o + l * ls]);
       }
     }
   }
