@@ -217,14 +217,6 @@ static real_t *alloc_activation(size_t elems) {
   return posix_memalign(&p, 64, (elems ? elems : 1) * sizeof(real_t)) == 0 ? p : NULL;
 }
 
-/* How many inputs of later layers read producer id. */
-static int n_consumers(const model_t *m, int id) {
-  int n = 0;
-  for (int j = id + 1; j < m->n_layers; j++)
-    for (int q = 0; q < m->layers[j].n_in; q++) n += m->layers[j].in[q] == id;
-  return n;
-}
-
 /* Chooses each layer's activation layout. oneDNN computes convolutions in blocks of 16
  * channels (nChw16c); kept in that layout from one convolution to the next, through
  * batch norm, ReLU, dropout and residual adds, activations need no reorder around each
@@ -260,7 +252,7 @@ static void assign_layouts(model_t *m, const trainer_settings_t *set) {
         if (in0 && l->in_h * l->in_w > 1) {
           /* A max pooling read only here writes NCHW instead (the ConvNet's last). */
           layer_t *p = &m->layers[l->in[0]];
-          if (p->kind == LAYER_MAXPOOL && n_consumers(m, l->in[0]) == 1)
+          if (p->kind == LAYER_MAXPOOL && p->consumers == 1)
             p->blocked = 0;
           else
             allow = 0;
@@ -366,10 +358,10 @@ int model_finalize(model_t *m, int max_batch, init_mode_t init, uint64_t seed) {
   }
   m->max_batch = max_batch;
   m->init = init;
-  assign_layouts(m, &set);
   for (int i = 0; i < m->n_layers; i++)
     for (int k = 0; k < m->layers[i].n_in; k++)
       if (m->layers[i].in[k] >= 0) m->layers[m->layers[i].in[k]].consumers++;
+  assign_layouts(m, &set); /* reads the consumer counts */
 
   m->params = calloc(m->n_params + 1, sizeof(real_t));
   m->grads = calloc(m->n_params + 1, sizeof(real_t));

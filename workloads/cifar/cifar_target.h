@@ -11,7 +11,6 @@ typedef struct cifar_target {
   int patience;
   int streak;
   double t_start;         /* the run's training start (now_s) */
-  double validation_s;    /* seconds spent validating so far (the caller adds them) */
   double reached_s;       /* seconds after t_start when first reached; -1: not yet */
   double reached_train_s; /* the same without validation_s */
   long long reached_step; /* optimiser steps taken then */
@@ -20,9 +19,9 @@ typedef struct cifar_target {
 /* streak: what a resumed run's checkpoint history already holds. */
 void cifar_target_start(cifar_target_t *g, double target, int patience, int streak, double t_start);
 
-/* One validation's accuracy after `step` steps, at time `now` (its seconds already in
- * g->validation_s). Returns 1 when the
+/* One validation's accuracy after `step` steps, at time `now`, when validate_s of the
+ * seconds since t_start were spent validating. Returns 1 when the
  * streak has reached --patience (stop), else 0. */
-int cifar_target_feed(cifar_target_t *g, double val_acc, long long step, double now);
+int cifar_target_feed(cifar_target_t *g, double val_acc, long long step, double now, double validate_s);
 
 #endif /* HV_CIFAR_TARGET_H */

@@ -285,7 +285,8 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
   int taken = 0;
   const double t0 = now_s(), cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
   long long local_images = 0; /* --uneven: the last batch is partial */
-  double eval_seconds = 0, eval_cpu = 0; /* --eval-every's validations inside the epoch */
+  /* --eval-every's validations inside the epoch are not training time */
+  const double val0 = t->validation_s, val_cpu0 = t->validation_cpu_s;
   for (int s = first; s < t->my_steps; s++) {
     if (max_steps > 0 && t->step >= max_steps) break;
     const real_t *x;
@@ -346,16 +347,14 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
       if (t->after_step(t->after_step_ctx, t, epoch, partial, err, errlen)) return -1;
     }
     if (t->mid_eval && a->eval_every > 0 && t->step % a->eval_every == 0 && s + 1 < t->steps_per_epoch) {
-      const double e0 = now_s(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
       if (t->mid_eval(t->mid_eval_ctx, t, epoch, &t->stop_requested, err, errlen)) return -1;
-      eval_seconds += now_s() - e0;
-      eval_cpu += clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
       if (t->stop_requested) break;
     }
     cifar_progress_update(progress, s + 1, loss_sum / (images_before + (double)local_images), images, now_s());
   }
   if (a->uneven && cifar_train_join(t, &taken, err, errlen)) return -1;
-  const double secs = now_s() - t0 - eval_seconds, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0 - eval_cpu;
+  const double secs = now_s() - t0 - (t->validation_s - val0),
+               cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0 - (t->validation_cpu_s - val_cpu0);
   double sums[4] = {loss_sum, correct_sum, images_before + (double)local_images, cpu_before + cpu};
   if (ddp_allreduce_sum(t->ddp, "cifar.train.metrics", sums, 4)) {
     snprintf(err, errlen, "%s", ddp_error(t->ddp));
@@ -387,6 +386,7 @@ int cifar_train_evaluate(cifar_train_t *t, cifar_epoch_t *e, char *err, size_t e
     snprintf(err, errlen, "%s", ddp_error(t->ddp));
     return -1;
   }
+  const double t0 = now_s(), cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
   double sums[3] = {0, 0, 0};
   if (t->test_sampler.count > 0) {
     if (dataloader_start_epoch(t->test_dl, t->test_sampler.indices, t->test_sampler.count, 0)) {
@@ -422,5 +422,7 @@ int cifar_train_evaluate(cifar_train_t *t, cifar_epoch_t *e, char *err, size_t e
   }
   e->val_loss = sums[0] / sums[2];
   e->val_acc = sums[1] / sums[2];
+  t->validation_s += now_s() - t0;
+  t->validation_cpu_s += clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
   return 0;
 }

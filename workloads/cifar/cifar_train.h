@@ -51,6 +51,8 @@ typedef struct cifar_train {
   int (*mid_eval)(void *ctx, struct cifar_train *t, int epoch, int *stop, char *err, size_t errlen);
   void *mid_eval_ctx;
   int stop_requested;
+  double validation_s, validation_cpu_s; /* wall and CPU seconds in cifar_train_evaluate so far
+                                            (none before training starts) */
   /* The sums the resumed epoch starts from (a peer checkpoint's), used once. */
   double resume_partial[4];
   int has_resume_partial;
@@ -76,7 +78,8 @@ int cifar_train_epoch(cifar_train_t *t, int epoch, int first, long long max_step
                       cifar_progress_t *progress, cifar_epoch_t *e, char *err, size_t errlen);
 
 /* Validation over the whole test set, each image once over all ranks, with rank 0's
- * batch-norm running statistics. Sets e->val_loss and e->val_acc. */
+ * batch-norm running statistics. Sets e->val_loss and e->val_acc; adds its time to
+ * t->validation_s and t->validation_cpu_s. */
 int cifar_train_evaluate(cifar_train_t *t, cifar_epoch_t *e, char *err, size_t errlen);
 
 /* 1 on every rank if ok is 1 on every rank; else 0, and *first_bad is the lowest

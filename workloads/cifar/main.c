@@ -115,11 +115,9 @@ typedef struct mid_eval_ctx {
 static int mid_eval(void *ctx, cifar_train_t *t, int epoch, int *stop, char *err, size_t errlen) {
   mid_eval_ctx_t *m = ctx;
   cifar_epoch_t e = {0};
-  const double t0 = now_s();
   if (cifar_train_evaluate(t, &e, err, errlen)) return -1;
   const double now = now_s();
-  m->target->validation_s += now - t0;
-  *stop = cifar_target_feed(m->target, e.val_acc, t->step, now);
+  *stop = cifar_target_feed(m->target, e.val_acc, t->step, now, t->validation_s);
   m->val_loss = e.val_loss;
   m->val_acc = e.val_acc;
   if (m->verbose) {
@@ -394,13 +392,9 @@ int main(int argc, char **argv) {
     if (t.stop_requested) { /* --eval-every's validation at this very step */
       e.val_loss = mid.val_loss;
       e.val_acc = mid.val_acc;
-    } else {
-      const double v0 = now_s();
-      if (cifar_train_evaluate(&t, &e, err, sizeof err)) {
-        report_error(err);
-        goto fail;
-      }
-      target.validation_s += now_s() - v0;
+    } else if (cifar_train_evaluate(&t, &e, err, sizeof err)) {
+      report_error(err);
+      goto fail;
     }
     /* HV_STRAGGLER_REPORT=1: the slowest rank of the epoch's steps (collective). */
     char straggler[96] = "";
@@ -431,7 +425,7 @@ int main(int argc, char **argv) {
     if (n_hist < MAX_EPOCH_RECORDS) hist[n_hist++] = e;
     if (t.stop_requested) {
       info.stopped_early = 1;
-    } else if (!partial && cifar_target_feed(&target, e.val_acc, t.step, now_s())) {
+    } else if (!partial && cifar_target_feed(&target, e.val_acc, t.step, now_s(), t.validation_s)) {
       info.stopped_early = 1;
       if (verbose) {
         printf("Target accuracy %.4f reached for %d %s in a row: early stopping after "
