@@ -14,8 +14,14 @@
  * convolutions' weight gradients (oneDNN sums a batch of B/R images, not B) and DDP's
  * float average. Left to run free for K steps those last-bit parameter differences are
  * amplified through the network (1.6e-6 on the outputs after 3 steps): that run is
- * held to the looser TOL_FREE. The negative control: the same DDP without
- * SyncBatchNorm misses the gradients by far more than the bound.
+ * held to the looser TOL_FREE. The gradients themselves are held to TOL_GRAD: their
+ * largest difference is in the first convolution's weight gradient, a sum of
+ * 1,024 products per weight with cancellation, which oneDNN associates by the CPU's
+ * kernel and the batch (B/R images, not B) whether or not batch norm is synchronised:
+ * 8.7e-7 of the array's largest value on an AVX-512 Xeon without FP16, 1.11e-6 on one
+ * with AVX-512 FP16 (Sapphire Rapids), so 1e-6 held on one CPU and not the other.
+ * The negative control: the same DDP without SyncBatchNorm misses the gradients by far
+ * more than the bound.
  *
  * `test_sync_bn batch1`: SyncBatchNorm with a batch of 1 image on rank 0 (then on every
  * rank): the training forward fails on every rank with a message naming the cause, and
@@ -34,9 +40,11 @@
 
 #if HV_REAL_F64
 #define TOL 1e-10
+#define TOL_GRAD 1e-10
 #define TOL_FREE 1e-10
 #else
 #define TOL 1e-6
+#define TOL_GRAD 4e-6
 #define TOL_FREE 1e-5
 #endif
 
@@ -94,9 +102,9 @@ static void report(const char *what, const worst_t *w, double tol) {
 
 /* K steps of R ranks x B/R images (SyncBatchNorm when sync) against one process with B,
  * each from the reference's parameters and momentum (each_step) or free; checks the
- * differences against tol unless tol is 0; returns the worst gradient difference (for
- * the negative control). */
-static double run(int sync, int each_step, double tol) {
+ * differences against tol (the gradients against tol_grad) unless tol is 0; returns
+ * the worst gradient difference (for the negative control). */
+static double run(int sync, int each_step, double tol, double tol_grad) {
   const int local = B / size;
   model_t *ref = make_model(B, 100), *m = make_model(local, 100 + (uint64_t)rank);
   char err[512];
@@ -151,7 +159,7 @@ static double run(int sync, int each_step, double tol) {
              each_step ? "each from the reference's parameters" : "run free");
     report("forward outputs", &out, tol);
     report("loss (sum over the global batch)", &loss, tol);
-    report("gradients (every parameter)", &grad, tol);
+    report("gradients (every parameter)", &grad, tol_grad);
     report(each_step ? "parameters after each step" : "parameters after the steps", &par, tol);
     report("running statistics", &buf, tol);
   }
@@ -203,12 +211,12 @@ int main(int argc, char **argv) {
     batch_of_one(0);
     batch_of_one(-1);
   } else {
-    run(1, 1, TOL);
-    run(1, 0, TOL_FREE);
+    run(1, 1, TOL, TOL_GRAD);
+    run(1, 0, TOL_FREE, TOL_FREE);
     /* The comparison can fail: with per-rank statistics the gradients are not those
      * of the global batch. */
     if (size > 1) {
-      const double g = run(0, 1, 0);
+      const double g = run(0, 1, 0, 0);
       if (rank == 0) printf("without SyncBatchNorm: gradients differ by %.3g (must exceed %.0e)\n", g, 1000 * TOL);
       CHECK(g > 1000 * TOL);
     }
