@@ -4,9 +4,12 @@
  *    rank 0's log has its "chosen" row (at most 120 s): every sum is exact at every
  *    step, while the fusion threshold and cycle time change under the ranks' feet;
  *  - the log has the warm-up, fusion and cycle phases, each fusion and cycle candidate
- *    three times, positive scores, and a chosen setting among the candidates;
- *  - bad settings fail hv_init on every rank, naming the variable: HV_AUTOTUNE=2, and
- *    a log in a directory that does not exist. */
+ *    three times, positive scores, every sample at least HV_AUTOTUNE_SAMPLE_SECONDS
+ *    long (0.5 unless set; the tests set 0.1), and a chosen setting among the
+ *    candidates;
+ *  - bad settings fail hv_init on every rank, naming the variable: HV_AUTOTUNE=2,
+ *    HV_AUTOTUNE_SAMPLE_SECONDS=0 and =abc, and a log in a directory that does not
+ *    exist. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,30 +32,34 @@ static void check_log(const char *log) {
   CHECK(f != NULL, "no autotune log at %s", log);
   if (!f) return;
   char line[512];
-  int warmup = 0, fusion = 0, cycle = 0, chosen = 0, bad_score = 0;
+  int warmup = 0, fusion = 0, cycle = 0, chosen = 0, bad_score = 0, short_sample = 0;
+  const char *len = getenv("HV_AUTOTUNE_SAMPLE_SECONDS");
+  const double sample_s = len && *len ? atof(len) : 0.5;
   size_t chosen_fusion = 0;
   double chosen_cycle = 0;
   CHECK(fgets(line, sizeof line, f) && strstr(line, "sample,phase,fusion_threshold_bytes"), "log header: %s", line);
   while (fgets(line, sizeof line, f)) {
     char phase[32];
     size_t fu = 0, sm = 0;
-    double cy = 0, score = 0;
+    double cy = 0, score = 0, seconds = 0;
     if (strncmp(line, "chosen,", 7) == 0) {
       chosen += sscanf(line, "chosen,done,%zu,%lf,%zu", &chosen_fusion, &chosen_cycle, &sm) == 3;
       continue;
     }
-    int k = sscanf(line, "%*d,%31[a-z],%zu,%lf,%zu,%*d,%*f,%*f,%lf", phase, &fu, &cy, &sm, &score);
-    CHECK(k == 5, "log row not understood: %s", line);
-    if (k != 5) continue;
+    int k = sscanf(line, "%*d,%31[a-z],%zu,%lf,%zu,%*d,%*f,%lf,%lf", phase, &fu, &cy, &sm, &seconds, &score);
+    CHECK(k == 6, "log row not understood: %s", line);
+    if (k != 6) continue;
+    short_sample += seconds < sample_s;
     warmup += !strcmp(phase, "warmup");
     fusion += !strcmp(phase, "fusion");
     cycle += !strcmp(phase, "cycle");
     bad_score += !(score > 0);
   }
   fclose(f);
-  CHECK(warmup == 2 && fusion == 18 && cycle == 15 && chosen == 1 && bad_score == 0,
-        "log: %d warm-up, %d fusion, %d cycle samples, %d chosen rows, %d scores <= 0 (expected 2, 18, 15, 1, 0)",
-        warmup, fusion, cycle, chosen, bad_score);
+  CHECK(warmup == 2 && fusion == 18 && cycle == 15 && chosen == 1 && bad_score == 0 && short_sample == 0,
+        "log: %d warm-up, %d fusion, %d cycle samples, %d chosen rows, %d scores <= 0, %d samples under %g s "
+        "(expected 2, 18, 15, 1, 0, 0)",
+        warmup, fusion, cycle, chosen, bad_score, short_sample, sample_s);
   const size_t fusions[] = {256u << 10, 1u << 20, 4u << 20, 16u << 20, 64u << 20, 128u << 20};
   const double cycles[] = {0.1, 0.5, 1.0, 2.5, 5.0};
   int fusion_ok = 0, cycle_ok = 0;
@@ -112,6 +119,8 @@ int main(int argc, char **argv) {
   if (R == 0) check_log(log);
 
   expect_init_fails("HV_AUTOTUNE", "2", "HV_AUTOTUNE");
+  expect_init_fails("HV_AUTOTUNE_SAMPLE_SECONDS", "0", "HV_AUTOTUNE_SAMPLE_SECONDS");
+  expect_init_fails("HV_AUTOTUNE_SAMPLE_SECONDS", "abc", "HV_AUTOTUNE_SAMPLE_SECONDS");
   expect_init_fails("HV_AUTOTUNE_LOG", "/nonexistent-dir/autotune.csv", "HV_AUTOTUNE_LOG");
 
   free(bufs);
