@@ -65,7 +65,7 @@ static struct hv_handle *new_handle_with(hv_comm_t *comm, const char *name, hv__
   h->tensors = (hv_tensor_t *)(h + 1);
   h->name = memcpy((char *)(h + 1) + ntensors * sizeof(hv_tensor_t), name, name_size);
   h->comm = comm;
-  h->name_hash = hv__hash_string(h->name);
+  h->name_hash = hv__hash_bytes(h->name, name_size - 1);
   memset(&h->meta, 0, sizeof h->meta);
   h->meta.coll = (uint8_t)coll;
   h->meta.dtype = (uint8_t)dtype;

@@ -9,8 +9,9 @@
 /* Eight bytes per step (multiply and fold), not FNV's one: tensor names are long
  * ("hvbench/allreduce/float/sum/4096/in-place/17", "model/block3/conv2/weight") and
  * a fused step hashes each of hundreds of them. */
-uint64_t hv__hash_string(const char *s) {
-  size_t n = strlen(s);
+uint64_t hv__hash_string(const char *s) { return hv__hash_bytes(s, strlen(s)); }
+
+uint64_t hv__hash_bytes(const char *s, size_t n) {
   uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
   for (; n >= 8; n -= 8, s += 8) {
     memcpy(&w, s, 8);
@@ -23,10 +24,13 @@ uint64_t hv__hash_string(const char *s) {
   return h ^ (h >> 29);
 }
 
+/* The key's own pointer matches without a comparison: a request's name leaves the
+ * in-flight map through the same pointer it entered by. */
 static size_t find_slot(const hv__map_t *map, const char *key, uint64_t hash) {
   size_t mask = map->capacity - 1;
   size_t i = hash & mask;
-  while (map->slots[i].key && !(map->slots[i].hash == hash && strcmp(map->slots[i].key, key) == 0))
+  while (map->slots[i].key && map->slots[i].key != key &&
+         !(map->slots[i].hash == hash && strcmp(map->slots[i].key, key) == 0))
     i = (i + 1) & mask;
   return i;
 }

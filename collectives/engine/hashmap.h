@@ -20,6 +20,8 @@ typedef struct hv__map {
 } hv__map_t;
 
 uint64_t hv__hash_string(const char *s);
+/* The same hash of the n bytes at s, for a caller that knows the length already. */
+uint64_t hv__hash_bytes(const char *s, size_t n);
 void *hv__map_get(const hv__map_t *map, const char *key);
 /* Inserts or replaces; returns 0, or -1 when out of memory. */
 int hv__map_put(hv__map_t *map, const char *key, void *value);
