@@ -11,10 +11,11 @@
 #      machine hits all three; prints each run, each one's median and the ratios.
 # A benchmark, not a test: about 17 minutes for the sweep and 9 minutes a round on
 # 2 idle cores.
-#   tests/perf/autotune_cifar_bench.sh BUILD_DIR [NP=2] [SWEEP_EPOCHS=1] [ROUNDS=3]
+# BEST=FUSION/CYCLE (say 64M/0.5) skips the sweep and compares against that setting.
+#   tests/perf/autotune_cifar_bench.sh BUILD_DIR [NP=2] [SWEEP_EPOCHS=1] [ROUNDS=3] [BEST]
 set -euo pipefail
-build=$(cd "${1:?usage: autotune_cifar_bench.sh BUILD_DIR [NP] [SWEEP_EPOCHS] [ROUNDS]}" && pwd)
-np=${2:-2} sweep_epochs=${3:-1} rounds=${4:-3}
+build=$(cd "${1:?usage: autotune_cifar_bench.sh BUILD_DIR [NP] [SWEEP_EPOCHS] [ROUNDS] [BEST]}" && pwd)
+np=${2:-2} sweep_epochs=${3:-1} rounds=${4:-3} given_best=${5:-}
 [ -x "$build/workloads/cifar_ddp" ] && [ -x "$build/bin/hvrun" ] ||
   { echo "autotune_cifar_bench.sh: $build has no workloads/cifar_ddp or bin/hvrun: build hv first" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -35,15 +36,16 @@ run() {
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 echo "# $(date -u '+%F %H:%M') $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg), $np ranks"
-best=0 best_f= best_c=
-for f in 256K 1M 4M 16M 64M 128M; do
+best=0 best_f=${given_best%/*} best_c=${given_best#*/}
+[ -z "$given_best" ] || [ "$best_f" != "$given_best" ] || { echo "BEST is FUSION/CYCLE, not '$given_best'" >&2; exit 2; }
+[ -n "$given_best" ] || for f in 256K 1M 4M 16M 64M 128M; do
   for c in 0.1 0.5 1 2.5 5; do
     v=$(HV_FUSION_THRESHOLD=$f HV_CYCLE_TIME=$c run "sweep_${f}_$c" --epochs "$sweep_epochs")
     echo "sweep HV_FUSION_THRESHOLD=$f HV_CYCLE_TIME=$c ($sweep_epochs epochs): $v images/s"
     if awk -v a="$v" -v b="$best" 'BEGIN{exit !(a > b)}'; then best=$v best_f=$f best_c=$c; fi
   done
 done
-echo "best of the sweep: HV_FUSION_THRESHOLD=$best_f HV_CYCLE_TIME=$best_c ($best images/s)"
+[ -n "$given_best" ] || echo "best of the sweep: HV_FUSION_THRESHOLD=$best_f HV_CYCLE_TIME=$best_c ($best images/s)"
 
 manual=() tuned=() plain=()
 for r in $(seq 1 "$rounds"); do
