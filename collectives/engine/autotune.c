@@ -9,16 +9,13 @@
  * candidate after the other, and scored by the median of its three samples: one
  * sample on a busy machine can be slowed (or favoured) by anything, and the passes
  * spread a slow spell over all candidates. The first WARMUP samples are not scored (first-step allocations, caches
- * filling). A phase moves its knob off the setting it started from only for a
- * candidate that beats it by more than noise (hv__autotune_beats). Then the best is applied and
- * kept for the rest of the job.
+ * filling). Then the best is applied and kept for the rest of the job.
  *
  * Only rank 0 measures and decides: the fusion threshold and the algorithm threshold
  * must be the same on every rank (fused batches and algorithms must match), so a
  * setting travels as a coordinator response and every rank applies it in the same
  * round. HV_AUTOTUNE_LOG=file.csv: one row per sample, and the choice. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +28,6 @@
 #define PASSES 3 /* median3 below */
 _Static_assert(PASSES == 3, "the score is the median of three samples");
 #define MAX_CANDIDATES 8
-#define MIN_GAIN 0.03 /* hv__autotune_beats: a change must gain more than this */
 
 enum { PHASE_WARMUP, PHASE_FUSION, PHASE_CYCLE, PHASE_SMALL, PHASE_DONE };
 static const char *const phase_names[] = {"warmup", "fusion", "cycle", "small", "done"};
@@ -165,19 +161,6 @@ static double median3(const double *v) {
   return v[2] < lo ? lo : v[2] > hi ? hi : v[2];
 }
 
-/* Whether a candidate's three samples beat the incumbent's (the setting the phase started
- * from) by more than noise: its median above the incumbent's by MIN_GAIN and by more
- * than the spread of the incumbent's own samples. Where the knobs hardly matter (a
- * job whose steps are mostly compute, cifar_ddp on one node: 5-epoch runs of one
- * setting differ by 8%), the largest median is chance, and following it moved the
- * job to a setting picked by noise (3 runs of cifar_ddp chose 1M/0.1 ms, 16M/0.5 ms
- * and 256K/0.5 ms); the incumbent is then kept. */
-int hv__autotune_beats(const double cand[3], const double inc[3]) {
-  const double lo = fmin(fmin(inc[0], inc[1]), inc[2]), hi = fmax(fmax(inc[0], inc[1]), inc[2]);
-  const double mc = median3(cand), mi = median3(inc);
-  return mc > mi * (1 + MIN_GAIN) && mc - mi > hi - lo;
-}
-
 /* A sample is over: score it and choose what runs next. */
 static void end_sample(hv_comm_t *comm, struct hv__autotune *t, double seconds) {
   const double score = t->bytes / seconds;
@@ -196,12 +179,9 @@ static void end_sample(hv_comm_t *comm, struct hv__autotune *t, double seconds) 
     if (t->pass < PASSES) {
       t->cur = t->cand[t->idx];
     } else {
-      int b = 0, inc = -1;
-      for (int i = 0; i < t->n; i++) {
+      int b = 0;
+      for (int i = 1; i < t->n; i++)
         if (median3(t->score[i]) > median3(t->score[b])) b = i;
-        if (!memcmp(&t->cand[i], &t->best, sizeof t->best)) inc = i;
-      }
-      if (inc >= 0 && b != inc && !hv__autotune_beats(t->score[b], t->score[inc])) b = inc;
       t->best = t->cand[b];
       start_phase(t, t->phase + 1);
       if (t->phase == PHASE_DONE) {

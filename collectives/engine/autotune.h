@@ -23,10 +23,6 @@ void hv__autotune_encode(hv_comm_t *comm, hv__meta_t *meta);
 /* Every rank, in the round the response arrives: applies it. */
 void hv__autotune_apply(hv_comm_t *comm, const hv__meta_t *meta);
 
-/* Whether a candidate's three samples (bytes/s) beat the incumbent's by more than
- * noise: median above the incumbent's by 3% and by more than the incumbent's spread. */
-int hv__autotune_beats(const double cand[3], const double inc[3]);
-
 #define HV__AUTOTUNE_NAME "hv.autotune"
 
 #endif

@@ -1,14 +1,12 @@
 /* unit_pieces.c: unit tests of the engine's pieces: the name hash map (against a
  * brute-force reference under random insert, insert-if-absent and remove), the response cache (bit
  * assignment, metadata match, eviction), fusion packing conversions with scaling
- * and compression, the element-wise reductions, size/env parsing, and the autotuner's
- * rule for leaving its incumbent setting. */
+ * and compression, the element-wise reductions, and size/env parsing. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "autotune.h"
 #include "config.h"
 #include "hashmap.h"
 #include "hv_internal.h"
@@ -44,12 +42,7 @@ static void test_hashmap(void) {
   }
   size_t count = 0;
   for (int k = 0; k < KEYS; k++) {
-    /* Through another pointer to the same text (the put/remove above pass the stored
-     * key itself, which matches without a comparison). */
-    char copy[16];
-    memcpy(copy, names[k], sizeof copy);
-    CHECK(hv__hash_bytes(copy, strlen(copy)) == hv__hash_string(names[k]), "hash_bytes %s", copy);
-    void *v = hv__map_get(&map, copy);
+    void *v = hv__map_get(&map, names[k]);
     CHECK((v == &present[k]) == present[k] && (v == NULL) == !present[k], "get %s", names[k]);
     count += (size_t)present[k];
   }
@@ -231,19 +224,8 @@ static void test_size_overflow(void) {
         (int)last_code, last_detail);
 }
 
-/* The autotuner moves off its incumbent only for a gain beyond noise. */
-static void test_autotune_rule(void) {
-  const double inc[3] = {100, 104, 96};                                    /* spread 8 */
-  CHECK(!hv__autotune_beats((double[3]){105, 107, 101}, inc), "+5%%, within the spread 8");
-  CHECK(hv__autotune_beats((double[3]){109, 110, 108}, inc), "+9%%, beyond the spread");
-  CHECK(!hv__autotune_beats((double[3]){102.5, 102.5, 102.5}, (double[3]){100, 100, 100}), "+2.5%%, under 3%%");
-  CHECK(hv__autotune_beats((double[3]){103.5, 103.5, 103.5}, (double[3]){100, 100, 100}), "+3.5%%, steady");
-  CHECK(!hv__autotune_beats(inc, inc), "itself");
-}
-
 int main(void) {
   test_hashmap();
-  test_autotune_rule();
   test_cache();
   test_convert_and_reduce();
   test_simd_matches_scalar();
