@@ -3,13 +3,14 @@
  * their best so far: the fusion threshold, then the cycle time, then (on several
  * nodes, when neither HV_SMALL_ALLREDUCE_BYTES nor the link model set it) the size up
  * to which auto takes recursive doubling. Each candidate runs for a sample of at
- * least HV_AUTOTUNE_SAMPLE_SECONDS (0.5) and SAMPLE_ROUNDS rounds that did work, scored by the bytes
- * those rounds reduced per second of wall time (training compute included, so the
- * score is the job's own throughput); every candidate is tried in three passes, one
- * candidate after the other, and scored by the median of its three samples: one
- * sample on a busy machine can be slowed (or favoured) by anything, and the passes
- * spread a slow spell over all candidates. The first WARMUP samples are not scored (first-step allocations, caches
- * filling). Then the best is applied and kept for the rest of the job.
+ * least HV_AUTOTUNE_SAMPLE_SECONDS (0.5) and SAMPLE_ROUNDS rounds that did work,
+ * scored by the bytes those rounds reduced per second of wall time (training compute
+ * included, so the score is the job's own throughput); every candidate is tried in
+ * three passes, one candidate after the other, and scored by the median of its three
+ * samples: one sample on a busy machine can be slowed (or favoured) by anything, and
+ * the passes spread a slow spell over all candidates. The first WARMUP samples are not
+ * scored (first-step allocations, caches filling). Then the best is applied and kept
+ * for the rest of the job.
  *
  * Only rank 0 measures and decides: the fusion threshold and the algorithm threshold
  * must be the same on every rank (fused batches and algorithms must match), so a
