@@ -23,7 +23,6 @@
 
 #include "autotune.h"
 
-#define SAMPLE_S 0.5 /* HV_AUTOTUNE_SAMPLE_SECONDS's default */
 #define SAMPLE_ROUNDS 8 /* a training step may make only a few rounds: 2 s a sample at 4 a second */
 #define WARMUP 2
 #define PASSES 3 /* median3 below */
@@ -50,7 +49,6 @@ struct hv__autotune {
   double t_start;
   double bytes;
   int rounds, sample;
-  double sample_s; /* a sample's least length */
   FILE *log;
 };
 
@@ -65,17 +63,6 @@ hv_result_t hv__autotune_create(hv_comm_t *comm) {
   if (!on || !*on || strcmp(on, "0") == 0) return HV_SUCCESS;
   if (strcmp(on, "1") != 0)
     return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT, "HV_AUTOTUNE='%s' is not valid: expected 0 or 1", on);
-  /* Every rank checks it, so a bad value fails hv_init everywhere. */
-  double sample_s = SAMPLE_S;
-  const char *len = getenv("HV_AUTOTUNE_SAMPLE_SECONDS");
-  if (len && *len) {
-    char *end = NULL;
-    errno = 0;
-    sample_s = strtod(len, &end);
-    if (errno || end == len || *end || !(sample_s > 0 && sample_s <= 60))
-      return hv__set_error(NULL, HV_ERR_INVALID_ARGUMENT,
-                           "HV_AUTOTUNE_SAMPLE_SECONDS='%s' is not valid: expected seconds in (0, 60]", len);
-  }
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   if (comm->rank != 0 || world_rank != 0) return HV_SUCCESS; /* one writer of HV_AUTOTUNE_LOG in the job */
@@ -113,7 +100,6 @@ hv_result_t hv__autotune_create(hv_comm_t *comm) {
   t->best = t->cur;
   t->tune_small = comm->local_size < comm->size && !comm->config.small_allreduce_given && !(comm->config.link_gbits > 0);
   t->phase = PHASE_WARMUP;
-  t->sample_s = sample_s;
   comm->autotune = t;
   return HV_SUCCESS;
 }
@@ -214,7 +200,7 @@ void hv__autotune_round(hv_comm_t *comm, size_t bytes) {
   t->bytes += (double)bytes;
   if (bytes) t->rounds++;
   const double seconds = (now - t->t_start) * 1e-6;
-  if (seconds >= t->sample_s && t->rounds >= SAMPLE_ROUNDS) end_sample(comm, t, seconds);
+  if (seconds >= comm->config.autotune_sample_s && t->rounds >= SAMPLE_ROUNDS) end_sample(comm, t, seconds);
 }
 
 int hv__autotune_pending(const hv_comm_t *comm) { return comm->autotune && comm->autotune->pending; }

@@ -60,6 +60,7 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
    * be gigabytes, so their recorder is off unless asked for. */
   c->flight_recorder_size = HV_SIMULATED ? 0 : 4096;
   c->flight_signal = 1;
+  c->autotune_sample_s = 0.5;
   const char *v;
 
 #define BAD(var, forms)                                                               \
@@ -156,6 +157,9 @@ hv_result_t hv__config_load(hv__config_t *c, char *err, size_t errlen) {
     if (strcmp(v, "0") && strcmp(v, "1")) BAD("HV_FLIGHT_RECORDER_SIGNAL", "1 (dump on SIGUSR1) or 0");
     c->flight_signal = v[0] == '1';
   }
+  if ((v = getenv("HV_AUTOTUNE_SAMPLE_SECONDS")) && *v)
+    if (parse_seconds(v, &c->autotune_sample_s) || !(c->autotune_sample_s > 0) || c->autotune_sample_s > 60)
+      BAD("HV_AUTOTUNE_SAMPLE_SECONDS", "seconds above 0 and at most 60, such as 0.5");
 #undef BAD
   /* Asking for the shared-memory allreduce while turning shared memory off is a
    * contradiction, not a wish hv can meet by falling back. */

@@ -31,6 +31,7 @@ typedef struct hv__config {
   int log_level;                /* HV_LOG_LEVEL */
   size_t flight_recorder_size;  /* HV_FLIGHT_RECORDER_SIZE: events kept, 0 turns the recorder off */
   int flight_signal;            /* HV_FLIGHT_RECORDER_SIGNAL: 0 installs no SIGUSR1 handler */
+  double autotune_sample_s;     /* HV_AUTOTUNE_SAMPLE_SECONDS: an autotune sample's least length */
 } hv__config_t;
 
 /* Fills config from the environment; on a malformed value writes a message naming the

@@ -19,7 +19,7 @@ static const char *const names[] = {
     "HV_STALL_SHUTDOWN_TIME", "HV_SHM_SLOT_BYTES", "HV_TIMEOUT",
     "HV_ALLREDUCE_ALGO",   "HV_HIERARCHICAL_ALLREDUCE", "HV_COMPRESSION",
     "HV_TIMELINE",         "HV_LOG_LEVEL",      "HV_LINK_GBITS",
-    "HV_LINK_LATENCY_US"};
+    "HV_LINK_LATENCY_US",  "HV_AUTOTUNE_SAMPLE_SECONDS"};
 enum { NUM_NAMES = sizeof names / sizeof names[0] };
 
 static void unset_all(void) {
@@ -75,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (c.shm_slot_bytes && c.shm_slot_bytes < 4096) || !(c.cycle_time_ms >= 0) ||
         !(c.cycle_time_ms * 1e6 < 9e18) || !(c.timeout_s >= 0) || !(c.link_gbits >= 0 && c.link_gbits <= 1e5) ||
         !(c.link_latency_us > 0 && c.link_latency_us <= 1e6) ||
+        !(c.autotune_sample_s > 0 && c.autotune_sample_s <= 60) ||
         memchr(c.timeline_path, '\0', sizeof c.timeline_path) == NULL)
       __builtin_trap();
   }
